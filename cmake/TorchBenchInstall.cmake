@@ -1,0 +1,27 @@
+# Installs the harness, the models (as object files, so their registrars
+# reach every downstream executable), the public headers, the torchbench
+# program and a TorchBench CMake package exporting TorchBench::harness and
+# TorchBench::models.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS torchbench_harness torchbench_models torchbench
+  EXPORT TorchBenchTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  OBJECTS DESTINATION ${CMAKE_INSTALL_LIBDIR}/torchbench/objects)
+install(DIRECTORY lib/include/torchbench DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT TorchBenchTargets
+  NAMESPACE TorchBench::
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TorchBench)
+
+# The package remembers which LibTorch it was built against.
+set(TORCHBENCH_TORCH_DIR "${Torch_DIR}")
+configure_package_config_file(cmake/TorchBenchConfig.cmake.in
+  "${PROJECT_BINARY_DIR}/TorchBenchConfig.cmake"
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TorchBench)
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/TorchBenchConfigVersion.cmake"
+  COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/TorchBenchConfig.cmake"
+              "${PROJECT_BINARY_DIR}/TorchBenchConfigVersion.cmake"
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TorchBench)

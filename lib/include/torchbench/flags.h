@@ -1,0 +1,55 @@
+// File: torchbench/flags.h
+//
+// The harness's own command-line flags, all spelled --torchbench_*. They are
+// taken out of argv before Google Benchmark reads the rest, so every
+// --benchmark_* flag keeps working.
+#ifndef TORCHBENCH_FLAGS_H_
+#define TORCHBENCH_FLAGS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "torchbench/model.h"
+
+namespace torchbench {
+
+struct HarnessFlags {
+  // --torchbench_batch_sizes=1,8,32; empty means each model's defaults.
+  std::vector<int64_t> batch_sizes;
+  // --torchbench_device=cpu|cuda[:i]; empty means cuda when usable.
+  std::string device;
+  // --torchbench_precision=fp32|tf32.
+  Precision precision = Precision::kFp32;
+  // --torchbench_channels_last.
+  bool channels_last = false;
+  // --torchbench_warmup_steps=N untimed steps after building an instance
+  // (TorchBench's run.py uses 3).
+  int warmup_steps = 3;
+  // --torchbench_seed=N (TorchBench's is 1337).
+  uint64_t seed = 1337;
+  // --torchbench_fail_on_error=false keeps the exit status 0 when some
+  // instance errored.
+  bool fail_on_error = true;
+  // --torchbench_list_models prints a table; =json prints JSON.
+  std::optional<std::string> list_models;
+  // --torchbench_cpu_memory_counter=false leaves LibTorch's CPU allocator
+  // alone (the peak_mem counter is then absent on the CPU).
+  bool cpu_memory_counter = true;
+  bool help = false;
+};
+
+// Parses and removes every --torchbench_* argument from argv, leaving the
+// rest (program name first) for Google Benchmark. Returns InvalidArgument
+// naming the flag for an unknown --torchbench_* flag or a bad value (a batch
+// size that is not a positive integer, an unknown precision, ...).
+absl::StatusOr<HarnessFlags> ParseHarnessFlags(int* argc, char** argv);
+
+// Returns the help text for the --torchbench_* flags.
+std::string HarnessFlagsHelp();
+
+}  // namespace torchbench
+
+#endif  // TORCHBENCH_FLAGS_H_

@@ -1,0 +1,83 @@
+// File: torchbench/instance.h
+//
+// Setup once per benchmark instance. Google Benchmark calls a benchmark's
+// function many times for one instance (iteration probes, repetitions);
+// building a model, its optimizer and inputs each time would dominate the
+// run. InstanceCache keeps the one live instance and frees it before the
+// next instance is built, so only one model occupies the device at a time.
+//
+//   InstanceCache cache;
+//   Instance& inst = cache.Acquire(entry, config, /*warmup_steps=*/3);
+//   torch::Tensor loss = inst.Step();
+#ifndef TORCHBENCH_INSTANCE_H_
+#define TORCHBENCH_INSTANCE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "torchbench/model.h"
+#include "torchbench/registry.h"
+
+namespace torchbench {
+
+// One built model with its configuration.
+class Instance {
+ public:
+  Instance(const RegisteredModel& entry, const ModelConfig& config);
+
+  // Runs one step of the configured mode, under NoGradGuard for Eval.
+  torch::Tensor Step();
+
+  const ModelConfig& config() const { return config_; }
+  const ModelSpec& spec() const { return entry_->spec; }
+  Model& model() { return *model_; }
+  const ElementCounts& counts() const { return counts_; }
+  // Seconds spent building the model (before warm-up).
+  double build_seconds() const { return build_seconds_; }
+
+ private:
+  const RegisteredModel* entry_;
+  ModelConfig config_;
+  std::unique_ptr<Model> model_;
+  ElementCounts counts_;
+  double build_seconds_ = 0;
+};
+
+// Throws std::runtime_error when `output` holds a NaN or Inf (synchronizes).
+void CheckFinite(const torch::Tensor& output, const std::string& what);
+
+// Returns a key naming an instance: "<model>/<Mode>/batch_size:<N>".
+std::string InstanceName(const std::string& model, Mode mode,
+                         int64_t batch_size);
+
+// Builds the registered model `name` for `config` (the embedding entry
+// point). Returns NotFound for an unknown name, InvalidArgument for an
+// unsupported mode, a batch size below 1, or a batch size other than the
+// default of a fixed-batch model; Internal with the model's message when
+// building throws.
+absl::StatusOr<std::unique_ptr<Instance>> CreateInstance(
+    const std::string& name, const ModelConfig& config,
+    const Registry& registry = Registry::Global());
+
+class InstanceCache {
+ public:
+  // Returns the live instance for (entry, config), building it (and running
+  // `warmup_steps` checked steps) when it is not the live one. Throws what
+  // the model throws; the cache is then empty.
+  Instance& Acquire(const RegisteredModel& entry, const ModelConfig& config,
+                    int warmup_steps);
+
+  // Frees the live instance and the device's cached blocks.
+  void Release();
+
+  bool has_instance() const { return instance_ != nullptr; }
+
+ private:
+  std::string key_;
+  std::unique_ptr<Instance> instance_;
+};
+
+}  // namespace torchbench
+
+#endif  // TORCHBENCH_INSTANCE_H_

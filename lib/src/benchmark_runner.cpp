@@ -1,0 +1,331 @@
+#include "torchbench/benchmark_runner.h"
+
+#include <benchmark/benchmark.h>
+#include <c10/util/Exception.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "torchbench/context.h"
+#include "torchbench/device.h"
+#include "torchbench/instance.h"
+#include "torchbench/memory.h"
+#include "torchbench/reporter.h"
+
+namespace torchbench {
+namespace {
+
+std::atomic<int> errored_instances{0};
+
+InstanceCache& LiveInstance() {
+  static auto* cache = new InstanceCache();
+  return *cache;
+}
+
+// Returns a one-line message for an exception, without LibTorch's C++ stack
+// trace (c10::Error::what() appends it).
+std::string Describe(const std::exception& e) {
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) {
+    std::string msg = c10_error->what_without_backtrace();
+    if (dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr) {
+      msg = absl::StrCat("out of memory: ", msg);
+    }
+    return msg;
+  }
+  return e.what();
+}
+
+void Fail(benchmark::State& state, const std::string& message) {
+  ++errored_instances;
+  LiveInstance().Release();
+  // Releasing after an out-of-memory error gives the next instance the
+  // whole device again.
+  state.SkipWithError(message.c_str());
+}
+
+void RunInstance(benchmark::State& state, const RegisteredModel* entry,
+                 ModelConfig config, int warmup_steps) {
+  Instance* instance = nullptr;
+  try {
+    instance = &LiveInstance().Acquire(*entry, config, warmup_steps);
+  } catch (const std::exception& e) {
+    Fail(state, absl::StrCat("setup failed: ", Describe(e)));
+    return;
+  }
+
+  StepTimer timer(config.device);
+  ResetPeakMemory(config.device);
+  ResetPeakHostRss();
+  torch::Tensor last;
+  double device_seconds = 0;
+  double wall_seconds = 0;
+  try {
+    for (auto _ : state) {
+      timer.Start();
+      last = instance->Step();
+      const StepTime t = timer.Stop();
+      state.SetIterationTime(t.seconds);
+      device_seconds += t.seconds;
+      wall_seconds += t.wall_seconds;
+    }
+    CheckFinite(last, config.mode == Mode::kTrain ? "loss" : "output");
+  } catch (const std::exception& e) {
+    Fail(state, Describe(e));
+    return;
+  }
+  last = torch::Tensor();
+
+  const auto iterations = static_cast<double>(state.iterations());
+  if (iterations == 0) return;
+  const double samples = iterations * static_cast<double>(config.batch_size);
+  // Set directly rather than through SetItemsProcessed, whose rate Google
+  // Benchmark may divide by CPU time; this is samples per measured second.
+  state.counters["items_per_second"] =
+      benchmark::Counter(device_seconds > 0 ? samples / device_seconds : 0);
+  state.counters["wall_ms"] =
+      benchmark::Counter(wall_seconds * 1e3 / iterations);
+  const int64_t peak = PeakMemoryBytes(config.device);
+  if (peak >= 0) {
+    state.counters["peak_mem"] = benchmark::Counter(
+        static_cast<double>(peak), benchmark::Counter::kDefaults,
+        benchmark::Counter::OneK::kIs1024);
+  }
+  const int64_t rss = PeakHostRssBytes();
+  if (rss >= 0) {
+    state.counters["peak_host_rss"] = benchmark::Counter(
+        static_cast<double>(rss), benchmark::Counter::kDefaults,
+        benchmark::Counter::OneK::kIs1024);
+  }
+  state.counters["params"] =
+      benchmark::Counter(static_cast<double>(instance->counts().parameters));
+  state.counters["batch_size"] =
+      benchmark::Counter(static_cast<double>(config.batch_size));
+}
+
+std::string JsonEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+std::string Quote(const std::string& s) {
+  return absl::StrCat("\"", JsonEscape(s), "\"");
+}
+
+}  // namespace
+
+std::vector<std::string> RegisterModelBenchmarks(
+    const Registry& registry, const RunOptions& options,
+    std::vector<std::string>* notes) {
+  std::vector<std::string> names;
+  for (const RegisteredModel* entry : registry.List()) {
+    for (Mode mode : {Mode::kTrain, Mode::kEval}) {
+      if (!entry->spec.Supports(mode)) continue;
+      std::vector<int64_t> sizes = options.batch_sizes;
+      const int64_t default_size = entry->spec.DefaultBatchSize(mode);
+      if (sizes.empty()) {
+        sizes = {default_size};
+      } else if (entry->spec.fixed_batch_size) {
+        if (notes != nullptr) {
+          notes->push_back(absl::StrCat(
+              entry->spec.name, " ", ModeName(mode),
+              " has a fixed batch size; running batch_size:", default_size,
+              " only"));
+        }
+        sizes = {default_size};
+      }
+      for (int64_t batch_size : sizes) {
+        ModelConfig config;
+        config.mode = mode;
+        config.batch_size = batch_size;
+        config.device = options.device;
+        config.precision = options.precision;
+        config.channels_last =
+            options.channels_last && entry->spec.supports_channels_last;
+        config.seed = options.seed;
+        std::string name = InstanceName(entry->spec.name, mode, batch_size);
+        const int warmup = options.warmup_steps;
+        benchmark::RegisterBenchmark(
+            name.c_str(),
+            [entry, config, warmup](benchmark::State& state) {
+              RunInstance(state, entry, config, warmup);
+            })
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+        names.push_back(std::move(name));
+      }
+    }
+  }
+  return names;
+}
+
+int ErroredInstances() { return errored_instances.load(); }
+
+void ReleaseLiveInstance() { LiveInstance().Release(); }
+
+bool ListModels(const Registry& registry, const std::string& format,
+                std::ostream& out) {
+  bool ok = true;
+  const bool json = format == "json";
+  if (json) {
+    out << "[";
+  } else {
+    out << absl::StrCat(
+        "name", std::string(22, ' '), "domain", std::string(10, ' '),
+        "modes       batch(T/E)  parameters     buffers  reference\n");
+  }
+  bool first = true;
+  for (const RegisteredModel* entry : registry.List()) {
+    const ModelSpec& spec = entry->spec;
+    ElementCounts counts;
+    std::string error;
+    try {
+      ModelConfig config;
+      config.mode = spec.Supports(Mode::kEval) ? Mode::kEval : Mode::kTrain;
+      config.batch_size = spec.fixed_batch_size
+                              ? spec.DefaultBatchSize(config.mode)
+                              : std::min(spec.test_batch_size,
+                                         spec.DefaultBatchSize(config.mode));
+      auto model = entry->Create(config);
+      counts = CountElements(model->module());
+    } catch (const std::exception& e) {
+      error = Describe(e);
+      ok = false;
+    }
+    std::vector<std::string> modes;
+    for (Mode m : spec.modes) modes.push_back(ModeName(m));
+    if (json) {
+      std::vector<std::string> quoted;
+      for (const auto& m : modes) quoted.push_back(Quote(m));
+      out << (first ? "\n" : ",\n") << "  {\"name\": " << Quote(spec.name)
+          << ", \"domain\": " << Quote(spec.domain)
+          << ", \"task\": " << Quote(spec.task)
+          << ", \"reference\": " << Quote(spec.reference) << ", \"modes\": ["
+          << absl::StrJoin(quoted, ", ") << "]"
+          << ", \"train_batch_size\": " << spec.train_batch_size
+          << ", \"eval_batch_size\": " << spec.eval_batch_size
+          << ", \"fixed_batch_size\": "
+          << (spec.fixed_batch_size ? "true" : "false")
+          << ", \"parameters\": " << counts.parameters
+          << ", \"buffers\": " << counts.buffers;
+      if (!error.empty()) out << ", \"error\": " << Quote(error);
+      out << "}";
+    } else {
+      char line[512];
+      std::snprintf(
+          line, sizeof(line), "%-26s%-16s%-12s%4lld/%-7lld%12lld%12lld  %s\n",
+          spec.name.c_str(), spec.domain.c_str(),
+          absl::StrJoin(modes, ",").c_str(),
+          static_cast<long long>(spec.train_batch_size),
+          static_cast<long long>(spec.eval_batch_size),
+          static_cast<long long>(counts.parameters),
+          static_cast<long long>(counts.buffers), spec.reference.c_str());
+      out << line;
+      if (!error.empty()) out << "  error: " << error << "\n";
+    }
+    first = false;
+  }
+  out << (json ? "\n]\n" : "");
+  return ok;
+}
+
+int TorchBenchMain(int argc, char** argv) {
+  auto flags = ParseHarnessFlags(&argc, argv);
+  if (!flags.ok()) {
+    std::cerr << "torchbench: " << flags.status().message() << "\n";
+    return 2;
+  }
+  if (flags->help) {
+    std::cout << HarnessFlagsHelp();
+    return 0;
+  }
+  if (flags->cpu_memory_counter) InstallCpuMemoryCounter();
+  if (flags->list_models) {
+    return ListModels(Registry::Global(), *flags->list_models, std::cout) ? 0
+                                                                          : 1;
+  }
+
+  c10::Device device = DefaultDevice();
+  if (!flags->device.empty()) {
+    auto parsed = ParseDevice(flags->device);
+    if (!parsed.ok()) {
+      std::cerr << "torchbench: " << parsed.status().message() << "\n";
+      return 2;
+    }
+    device = *parsed;
+  }
+  ApplyPrecision(flags->precision);
+
+  Reporters reporters = MakeReporters(argc, argv);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+
+  RunOptions options;
+  options.device = device;
+  options.precision = flags->precision;
+  options.channels_last = flags->channels_last;
+  options.warmup_steps = flags->warmup_steps;
+  options.seed = flags->seed;
+  options.batch_sizes = flags->batch_sizes;
+  std::vector<std::string> notes;
+  RegisterModelBenchmarks(Registry::Global(), options, &notes);
+  for (const auto& note : notes)
+    std::cerr << "torchbench: note: " << note << "\n";
+  for (const auto& [key, value] : RunContext(device, *flags)) {
+    benchmark::AddCustomContext(key, value);
+  }
+
+  const size_t ran = benchmark::RunSpecifiedBenchmarks(reporters.display.get(),
+                                                       reporters.file.get());
+  ReleaseLiveInstance();
+  benchmark::Shutdown();
+  if (ran == 0) {
+    std::cerr << "torchbench: no benchmark matches --benchmark_filter='"
+              << benchmark::GetBenchmarkFilter()
+              << "' (--benchmark_list_tests lists them; names are "
+                 "<model>/<Train|Eval>/batch_size:<N>)\n";
+    return 2;
+  }
+  if (ErroredInstances() > 0) {
+    std::cerr << "torchbench: " << ErroredInstances()
+              << " benchmark run(s) errored (see error_message above)";
+    if (flags->fail_on_error) {
+      std::cerr << "; exiting 1 (--torchbench_fail_on_error=false to exit 0)\n";
+      return 1;
+    }
+    std::cerr << "\n";
+  }
+  return 0;
+}
+
+}  // namespace torchbench

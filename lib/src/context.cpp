@@ -1,0 +1,70 @@
+#include "torchbench/context.h"
+
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <torch/version.h>
+
+#include "absl/strings/str_cat.h"
+#include "torchbench/device.h"
+#include "torchbench/memory.h"
+#include "torchbench_config.h"
+
+namespace torchbench {
+namespace {
+
+std::string VersionFromInt(long v, int major_div, int minor_div) {
+  if (v <= 0) return "none";
+  return absl::StrCat(v / major_div, ".", (v % major_div) / minor_div, ".",
+                      v % minor_div);
+}
+
+const char* Bool(bool b) { return b ? "true" : "false"; }
+
+}  // namespace
+
+void ApplyPrecision(Precision precision) {
+  const bool tf32 = precision == Precision::kTf32;
+  auto& ctx = at::globalContext();
+  ctx.setAllowTF32CuBLAS(tf32);
+  ctx.setAllowTF32CuDNN(tf32);
+  ctx.setBenchmarkCuDNN(true);
+}
+
+std::vector<std::pair<std::string, std::string>> RunContext(
+    c10::Device device, const HarnessFlags& flags) {
+  std::vector<std::pair<std::string, std::string>> kv;
+  auto& ctx = at::globalContext();
+  const auto& cuda = at::detail::getCUDAHooks();
+  kv.emplace_back("torchbench_version", TORCHBENCH_VERSION);
+  kv.emplace_back("torchbench_git_commit", TORCHBENCH_GIT_COMMIT);
+  kv.emplace_back("libtorch_version", TORCH_VERSION);
+  // CUDART_VERSION-style integers: 13000 is 13.0, cuDNN 91000 is 9.10.0.
+  const long cudart = cuda.hasCUDA() ? cuda.versionCUDART() : 0;
+  kv.emplace_back("cuda_runtime_version",
+                  cudart > 0
+                      ? absl::StrCat(cudart / 1000, ".", (cudart % 1000) / 10)
+                      : "none");
+  kv.emplace_back("cudnn_version",
+                  cuda.hasCUDA()
+                      ? VersionFromInt(cuda.versionCuDNN(), 10000, 100)
+                      : "none");
+  kv.emplace_back("torchbench_device", device.str());
+  kv.emplace_back("device_name", DeviceName(device));
+  kv.emplace_back("precision", PrecisionName(flags.precision));
+  kv.emplace_back("allow_tf32_cublas", Bool(ctx.allowTF32CuBLAS()));
+  kv.emplace_back("allow_tf32_cudnn", Bool(ctx.allowTF32CuDNN()));
+  kv.emplace_back("cudnn_benchmark", Bool(ctx.benchmarkCuDNN()));
+  kv.emplace_back("cudnn_deterministic", Bool(ctx.deterministicCuDNN()));
+  kv.emplace_back("channels_last", Bool(flags.channels_last));
+  kv.emplace_back("intra_op_threads", absl::StrCat(at::get_num_threads()));
+  kv.emplace_back("inter_op_threads",
+                  absl::StrCat(at::get_num_interop_threads()));
+  kv.emplace_back("seed", absl::StrCat(flags.seed));
+  kv.emplace_back("warmup_steps", absl::StrCat(flags.warmup_steps));
+  kv.emplace_back("cpu_memory_counter", Bool(CpuMemoryCounterInstalled()));
+  kv.emplace_back("timer", device.is_cpu() ? "steady_clock" : "device_events");
+  return kv;
+}
+
+}  // namespace torchbench

@@ -1,0 +1,143 @@
+#include "torchbench/flags.h"
+
+#include <string>
+#include <string_view>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace torchbench {
+namespace {
+
+constexpr char kPrefix[] = "--torchbench_";
+
+absl::StatusOr<bool> ParseBool(const std::string& flag,
+                               const std::optional<std::string>& value) {
+  if (!value || *value == "true" || *value == "1") return true;
+  if (*value == "false" || *value == "0") return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", flag, "=", *value, ": expected true or false"));
+}
+
+absl::StatusOr<std::vector<int64_t>> ParseBatchSizes(const std::string& text) {
+  std::vector<int64_t> sizes;
+  for (const auto& piece : absl::StrSplit(text, ',')) {
+    const std::string item(piece.data(), piece.size());
+    int64_t size = 0;
+    if (!absl::SimpleAtoi(item, &size) || size <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--torchbench_batch_sizes=", text, ": '", item,
+                       "' is not a positive integer batch size"));
+    }
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+}  // namespace
+
+absl::StatusOr<HarnessFlags> ParseHarnessFlags(int* argc, char** argv) {
+  HarnessFlags flags;
+  int kept = 1;
+  for (int i = 1; i < *argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind(kPrefix, 0) != 0) {
+      argv[kept++] = argv[i];
+      continue;
+    }
+    const auto eq = arg.find('=');
+    const std::string name =
+        arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    std::optional<std::string> value;
+    if (eq != std::string::npos) value = arg.substr(eq + 1);
+    auto need_value = [&]() -> absl::Status {
+      if (!value || value->empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", name, " needs a value (--", name, "=...)"));
+      }
+      return absl::OkStatus();
+    };
+
+    if (name == "torchbench_batch_sizes") {
+      if (auto s = need_value(); !s.ok()) return s;
+      auto sizes = ParseBatchSizes(*value);
+      if (!sizes.ok()) return sizes.status();
+      flags.batch_sizes = *std::move(sizes);
+    } else if (name == "torchbench_device") {
+      if (auto s = need_value(); !s.ok()) return s;
+      flags.device = *value;
+    } else if (name == "torchbench_precision") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (*value == "fp32") {
+        flags.precision = Precision::kFp32;
+      } else if (*value == "tf32") {
+        flags.precision = Precision::kTf32;
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--torchbench_precision=", *value, ": expected fp32 or tf32"));
+      }
+    } else if (name == "torchbench_channels_last") {
+      auto b = ParseBool(name, value);
+      if (!b.ok()) return b.status();
+      flags.channels_last = *b;
+    } else if (name == "torchbench_warmup_steps") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (!absl::SimpleAtoi(*value, &flags.warmup_steps) ||
+          flags.warmup_steps < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--torchbench_warmup_steps=", *value,
+                         ": expected a non-negative integer"));
+      }
+    } else if (name == "torchbench_seed") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (!absl::SimpleAtoi(*value, &flags.seed)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--torchbench_seed=", *value, ": expected a non-negative integer"));
+      }
+    } else if (name == "torchbench_fail_on_error") {
+      auto b = ParseBool(name, value);
+      if (!b.ok()) return b.status();
+      flags.fail_on_error = *b;
+    } else if (name == "torchbench_cpu_memory_counter") {
+      auto b = ParseBool(name, value);
+      if (!b.ok()) return b.status();
+      flags.cpu_memory_counter = *b;
+    } else if (name == "torchbench_list_models") {
+      const std::string format = value.value_or("table");
+      if (format != "table" && format != "json") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--torchbench_list_models=", format, ": expected table or json"));
+      }
+      flags.list_models = format;
+    } else if (name == "torchbench_help") {
+      flags.help = true;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown flag --", name, " (--torchbench_help lists the flags)"));
+    }
+  }
+  *argc = kept;
+  argv[kept] = nullptr;
+  return flags;
+}
+
+std::string HarnessFlagsHelp() {
+  return R"(torchbench flags (every --benchmark_* flag of Google Benchmark works too):
+  --torchbench_device=cpu|cuda[:i]   device to run on (default: cuda when usable, else cpu)
+  --torchbench_batch_sizes=1,8,32    batch sizes instead of each model's defaults
+                                     (models with a fixed batch size keep theirs)
+  --torchbench_precision=fp32|tf32   math precision (tf32: TF32 matmul and cuDNN)
+  --torchbench_channels_last         channels-last memory format for vision models
+  --torchbench_warmup_steps=N        untimed steps before timing each instance (default 3)
+  --torchbench_seed=N                seed for weights and inputs (default 1337)
+  --torchbench_fail_on_error=false   exit 0 even when an instance errored
+  --torchbench_cpu_memory_counter=false  do not count CPU tensor memory
+  --torchbench_list_models[=json]    list models with metadata and element counts, then exit
+  --torchbench_help                  this text
+Benchmarks are named <model>/<Train|Eval>/batch_size:<N>, e.g.
+  --benchmark_filter='BERT.*Train'  --benchmark_out=run.json
+)";
+}
+
+}  // namespace torchbench

@@ -1,0 +1,109 @@
+#include "torchbench/instance.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <stdexcept>
+
+#include "absl/strings/str_cat.h"
+#include "torchbench/device.h"
+#include "torchbench/memory.h"
+
+namespace torchbench {
+
+Instance::Instance(const RegisteredModel& entry, const ModelConfig& config)
+    : entry_(&entry), config_(config) {
+  const auto start = std::chrono::steady_clock::now();
+  model_ = entry.Create(config);
+  SynchronizeDevice(config.device);
+  build_seconds_ =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  counts_ = CountElements(model_->module());
+}
+
+torch::Tensor Instance::Step() {
+  if (config_.mode == Mode::kEval) {
+    torch::NoGradGuard no_grad;
+    return model_->Step();
+  }
+  return model_->Step();
+}
+
+void CheckFinite(const torch::Tensor& output, const std::string& what) {
+  if (!output.defined() || !output.is_floating_point()) return;
+  if (!torch::isfinite(output).all().item<bool>()) {
+    throw std::runtime_error(
+        absl::StrCat(what, " is not finite (NaN or Inf): the step diverged"));
+  }
+}
+
+std::string InstanceName(const std::string& model, Mode mode,
+                         int64_t batch_size) {
+  return absl::StrCat(model, "/", ModeName(mode), "/batch_size:", batch_size);
+}
+
+absl::StatusOr<std::unique_ptr<Instance>> CreateInstance(
+    const std::string& name, const ModelConfig& config,
+    const Registry& registry) {
+  const RegisteredModel* entry = registry.Find(name);
+  if (entry == nullptr) {
+    return absl::NotFoundError(absl::StrCat(
+        "unknown model '", name, "' (--torchbench_list_models lists them)"));
+  }
+  const ModelSpec& spec = entry->spec;
+  if (!spec.Supports(config.mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " does not support ", ModeName(config.mode)));
+  }
+  if (config.batch_size < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch size ", config.batch_size, " for ", name,
+                     ": must be at least 1"));
+  }
+  if (spec.fixed_batch_size &&
+      config.batch_size != spec.DefaultBatchSize(config.mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " has a fixed ", ModeName(config.mode),
+                     " batch size of ", spec.DefaultBatchSize(config.mode)));
+  }
+  try {
+    return std::make_unique<Instance>(*entry, config);
+  } catch (const c10::Error& e) {
+    return absl::InternalError(absl::StrCat(
+        "building ", name, " failed: ", e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    return absl::InternalError(
+        absl::StrCat("building ", name, " failed: ", e.what()));
+  }
+}
+
+Instance& InstanceCache::Acquire(const RegisteredModel& entry,
+                                 const ModelConfig& config, int warmup_steps) {
+  std::string key = absl::StrCat(
+      InstanceName(entry.spec.name, config.mode, config.batch_size), "/",
+      config.device.str(), "/", PrecisionName(config.precision), "/",
+      config.channels_last, "/", config.seed);
+  if (instance_ && key == key_) return *instance_;
+  Release();
+  auto instance = std::make_unique<Instance>(entry, config);
+  const char* what = config.mode == Mode::kTrain ? "loss" : "output";
+  for (int i = 0; i < warmup_steps; ++i) {
+    torch::Tensor out = instance->Step();
+    if (i == warmup_steps - 1) CheckFinite(out, absl::StrCat("warm-up ", what));
+  }
+  SynchronizeDevice(config.device);
+  instance_ = std::move(instance);
+  key_ = std::move(key);
+  return *instance_;
+}
+
+void InstanceCache::Release() {
+  if (!instance_) return;
+  const c10::Device device = instance_->config().device;
+  instance_.reset();
+  key_.clear();
+  ReleaseCachedMemory(device);
+}
+
+}  // namespace torchbench

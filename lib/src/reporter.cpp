@@ -1,0 +1,89 @@
+#include "torchbench/reporter.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+namespace torchbench {
+namespace {
+
+// Returns the value of --<name>=<value> in argv (the last one wins, as in
+// Google Benchmark), "true" for a bare --<name>, or `fallback`.
+std::string FlagValue(int argc, char** argv, const std::string& name,
+                      const std::string& fallback) {
+  std::string value = fallback;
+  const std::string bare = "--" + name;
+  const std::string prefix = bare + "=";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == bare) value = "true";
+    if (arg.rfind(prefix, 0) == 0) value = arg.substr(prefix.size());
+  }
+  return value;
+}
+
+bool IsTrue(const std::string& v) {
+  return v == "true" || v == "yes" || v == "1" || v == "on";
+}
+
+std::unique_ptr<benchmark::BenchmarkReporter> Create(const std::string& format,
+                                                     bool color, bool tabular) {
+  if (format == "json") return std::make_unique<benchmark::JSONReporter>();
+  if (format == "csv") return std::make_unique<benchmark::CSVReporter>();
+  int options = benchmark::ConsoleReporter::OO_None;
+  if (color) options |= benchmark::ConsoleReporter::OO_Color;
+  if (tabular) options |= benchmark::ConsoleReporter::OO_Tabular;
+  return std::make_unique<benchmark::ConsoleReporter>(
+      static_cast<benchmark::ConsoleReporter::OutputOptions>(options));
+}
+
+}  // namespace
+
+ExactNameReporter::ExactNameReporter(
+    std::unique_ptr<benchmark::BenchmarkReporter> inner)
+    : inner_(std::move(inner)) {}
+
+void ExactNameReporter::ShareStreams() {
+  // Google Benchmark points this reporter's streams at stdout or the
+  // --benchmark_out file; the inner reporter writes there too.
+  inner_->SetOutputStream(&GetOutputStream());
+  inner_->SetErrorStream(&GetErrorStream());
+}
+
+bool ExactNameReporter::ReportContext(const Context& context) {
+  ShareStreams();
+  return inner_->ReportContext(context);
+}
+
+void ExactNameReporter::ReportRuns(const std::vector<Run>& runs) {
+  ShareStreams();
+  std::vector<Run> renamed = runs;
+  for (Run& run : renamed) run.run_name.time_type.clear();
+  inner_->ReportRuns(renamed);
+}
+
+void ExactNameReporter::Finalize() {
+  ShareStreams();
+  inner_->Finalize();
+}
+
+Reporters MakeReporters(int argc, char** argv) {
+  const std::string color_flag =
+      FlagValue(argc, argv, "benchmark_color", "auto");
+  const bool color =
+      color_flag == "auto" ? isatty(fileno(stdout)) != 0 : IsTrue(color_flag);
+  const bool tabular =
+      IsTrue(FlagValue(argc, argv, "benchmark_counters_tabular", "false"));
+  Reporters reporters;
+  reporters.display = std::make_unique<ExactNameReporter>(Create(
+      FlagValue(argc, argv, "benchmark_format", "console"), color, tabular));
+  if (!FlagValue(argc, argv, "benchmark_out", "").empty()) {
+    reporters.file = std::make_unique<ExactNameReporter>(
+        Create(FlagValue(argc, argv, "benchmark_out_format", "json"),
+               /*color=*/false, tabular));
+  }
+  return reporters;
+}
+
+}  // namespace torchbench

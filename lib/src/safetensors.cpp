@@ -1,0 +1,605 @@
+// A self-contained reader of the safetensors format
+// (https://github.com/huggingface/safetensors, "Format" section) and a
+// by-name state_dict loader. The header parser is a small strict JSON
+// parser so that the project needs nothing beyond LibTorch and abseil.
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "torchbench/weights.h"
+
+namespace torchbench {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data is little-endian; this reader copies it "
+              "byte for byte");
+
+// The reference implementation refuses headers over 100 MB; so do we, so
+// that a corrupt length cannot make us allocate gigabytes.
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+// Deep enough for any real header (which nests 3 levels), shallow enough
+// that recursion cannot exhaust the stack.
+constexpr int kMaxJsonDepth = 64;
+
+// --- A minimal JSON value and parser (RFC 8259). ---------------------------
+
+struct Json {
+  enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
+  Kind kind = Kind::kNull;
+  bool boolean = false;
+  // Numbers: whether the literal is a non-negative integer that fits in
+  // uint64 (the only numbers a safetensors header uses), and its value.
+  bool is_uint = false;
+  uint64_t uint = 0;
+  std::string string;
+  std::vector<Json> array;
+  // Keys in file order; duplicates are rejected while parsing.
+  std::vector<std::pair<std::string, Json>> object;
+
+  const Json* Find(const std::string& key) const {
+    for (const auto& [k, v] : object) {
+      if (k == key) return &v;
+    }
+    return nullptr;
+  }
+};
+
+const char* KindName(Json::Kind kind) {
+  switch (kind) {
+    case Json::Kind::kNull:
+      return "null";
+    case Json::Kind::kBool:
+      return "a boolean";
+    case Json::Kind::kNumber:
+      return "a number";
+    case Json::Kind::kString:
+      return "a string";
+    case Json::Kind::kArray:
+      return "an array";
+    case Json::Kind::kObject:
+      return "an object";
+  }
+  return "?";
+}
+
+class JsonParser {
+ public:
+  explicit JsonParser(const std::string& text) : text_(text) {}
+
+  absl::StatusOr<Json> ParseDocument() {
+    Json value;
+    if (absl::Status s = ParseValue(value, 0); !s.ok()) return s;
+    SkipWhitespace();
+    if (pos_ != text_.size()) return Error("unexpected text after the value");
+    return value;
+  }
+
+ private:
+  absl::Status Error(const std::string& what) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid JSON header at byte ", pos_, ": ", what));
+  }
+
+  void SkipWhitespace() {
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
+            text_[pos_] == '\r')) {
+      ++pos_;
+    }
+  }
+
+  bool Consume(const char* literal) {
+    const size_t n = std::strlen(literal);
+    if (text_.compare(pos_, n, literal) != 0) return false;
+    pos_ += n;
+    return true;
+  }
+
+  absl::Status ParseValue(Json& out, int depth) {
+    if (depth > kMaxJsonDepth) return Error("nesting too deep");
+    SkipWhitespace();
+    if (pos_ >= text_.size()) return Error("unexpected end of header");
+    const char c = text_[pos_];
+    if (c == '{') return ParseObject(out, depth);
+    if (c == '[') return ParseArray(out, depth);
+    if (c == '"') {
+      out.kind = Json::Kind::kString;
+      return ParseString(out.string);
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) return ParseNumber(out);
+    if (Consume("true")) {
+      out.kind = Json::Kind::kBool;
+      out.boolean = true;
+      return absl::OkStatus();
+    }
+    if (Consume("false")) {
+      out.kind = Json::Kind::kBool;
+      return absl::OkStatus();
+    }
+    if (Consume("null")) {
+      out.kind = Json::Kind::kNull;
+      return absl::OkStatus();
+    }
+    return Error(
+        absl::StrCat("unexpected character '", std::string(1, c), "'"));
+  }
+
+  absl::Status ParseObject(Json& out, int depth) {
+    out.kind = Json::Kind::kObject;
+    ++pos_;  // '{'
+    SkipWhitespace();
+    if (pos_ < text_.size() && text_[pos_] == '}') {
+      ++pos_;
+      return absl::OkStatus();
+    }
+    while (true) {
+      SkipWhitespace();
+      if (pos_ >= text_.size() || text_[pos_] != '"') {
+        return Error("expected a string key");
+      }
+      std::string key;
+      if (absl::Status s = ParseString(key); !s.ok()) return s;
+      if (out.Find(key) != nullptr) {
+        return Error(absl::StrCat("duplicate key \"", key, "\""));
+      }
+      SkipWhitespace();
+      if (pos_ >= text_.size() || text_[pos_] != ':') {
+        return Error("expected ':'");
+      }
+      ++pos_;
+      Json value;
+      if (absl::Status s = ParseValue(value, depth + 1); !s.ok()) return s;
+      out.object.emplace_back(std::move(key), std::move(value));
+      SkipWhitespace();
+      if (pos_ < text_.size() && text_[pos_] == ',') {
+        ++pos_;
+        continue;
+      }
+      if (pos_ < text_.size() && text_[pos_] == '}') {
+        ++pos_;
+        return absl::OkStatus();
+      }
+      return Error("expected ',' or '}'");
+    }
+  }
+
+  absl::Status ParseArray(Json& out, int depth) {
+    out.kind = Json::Kind::kArray;
+    ++pos_;  // '['
+    SkipWhitespace();
+    if (pos_ < text_.size() && text_[pos_] == ']') {
+      ++pos_;
+      return absl::OkStatus();
+    }
+    while (true) {
+      Json value;
+      if (absl::Status s = ParseValue(value, depth + 1); !s.ok()) return s;
+      out.array.push_back(std::move(value));
+      SkipWhitespace();
+      if (pos_ < text_.size() && text_[pos_] == ',') {
+        ++pos_;
+        continue;
+      }
+      if (pos_ < text_.size() && text_[pos_] == ']') {
+        ++pos_;
+        return absl::OkStatus();
+      }
+      return Error("expected ',' or ']'");
+    }
+  }
+
+  absl::Status ParseHex4(uint32_t& out) {
+    if (text_.size() - pos_ < 4) return Error("truncated \\u escape");
+    out = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char h = text_[pos_++];
+      out <<= 4;
+      if (h >= '0' && h <= '9') {
+        out |= static_cast<uint32_t>(h - '0');
+      } else if (h >= 'a' && h <= 'f') {
+        out |= static_cast<uint32_t>(h - 'a' + 10);
+      } else if (h >= 'A' && h <= 'F') {
+        out |= static_cast<uint32_t>(h - 'A' + 10);
+      } else {
+        return Error("bad hex digit in \\u escape");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  static void AppendUtf8(uint32_t cp, std::string& out) {
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+
+  absl::Status ParseString(std::string& out) {
+    ++pos_;  // '"'
+    while (true) {
+      if (pos_ >= text_.size()) return Error("unterminated string");
+      const unsigned char c = static_cast<unsigned char>(text_[pos_++]);
+      if (c == '"') return absl::OkStatus();
+      if (c < 0x20) return Error("control character in string");
+      if (c != '\\') {
+        out += static_cast<char>(c);
+        continue;
+      }
+      if (pos_ >= text_.size()) return Error("unterminated escape");
+      const char e = text_[pos_++];
+      switch (e) {
+        case '"':
+        case '\\':
+        case '/':
+          out += e;
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'u': {
+          uint32_t cp = 0;
+          if (absl::Status s = ParseHex4(cp); !s.ok()) return s;
+          if (cp >= 0xDC00 && cp <= 0xDFFF) return Error("lone low surrogate");
+          if (cp >= 0xD800 && cp <= 0xDBFF) {
+            uint32_t low = 0;
+            if (!Consume("\\u")) return Error("lone high surrogate");
+            if (absl::Status s = ParseHex4(low); !s.ok()) return s;
+            if (low < 0xDC00 || low > 0xDFFF) {
+              return Error("bad surrogate pair");
+            }
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          }
+          AppendUtf8(cp, out);
+          break;
+        }
+        default:
+          return Error("unknown escape");
+      }
+    }
+  }
+
+  absl::Status ParseNumber(Json& out) {
+    out.kind = Json::Kind::kNumber;
+    const bool negative = text_[pos_] == '-';
+    if (negative) ++pos_;
+    auto is_digit = [&](size_t i) {
+      return i < text_.size() && text_[i] >= '0' && text_[i] <= '9';
+    };
+    if (!is_digit(pos_)) return Error("bad number");
+    bool overflow = false;
+    uint64_t value = 0;
+    if (text_[pos_] == '0') {
+      ++pos_;
+      if (is_digit(pos_)) return Error("leading zero in number");
+    } else {
+      while (is_digit(pos_)) {
+        const uint64_t d = static_cast<uint64_t>(text_[pos_++] - '0');
+        if (value > (std::numeric_limits<uint64_t>::max() - d) / 10) {
+          overflow = true;
+        }
+        value = value * 10 + d;
+      }
+    }
+    bool integral = true;
+    if (pos_ < text_.size() && text_[pos_] == '.') {
+      integral = false;
+      ++pos_;
+      if (!is_digit(pos_)) return Error("bad fraction in number");
+      while (is_digit(pos_)) ++pos_;
+    }
+    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+      integral = false;
+      ++pos_;
+      if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) {
+        ++pos_;
+      }
+      if (!is_digit(pos_)) return Error("bad exponent in number");
+      while (is_digit(pos_)) ++pos_;
+    }
+    out.is_uint = integral && !overflow && (!negative || value == 0);
+    out.uint = out.is_uint ? value : 0;
+    return absl::OkStatus();
+  }
+
+  const std::string& text_;
+  size_t pos_ = 0;
+};
+
+// --- safetensors ------------------------------------------------------------
+
+struct DType {
+  const char* name;
+  torch::ScalarType type;
+  uint64_t item_size;
+};
+
+constexpr DType kDTypes[] = {
+    {"F32", torch::kFloat32, 4}, {"F64", torch::kFloat64, 8},
+    {"F16", torch::kFloat16, 2}, {"BF16", torch::kBFloat16, 2},
+    {"I64", torch::kInt64, 8},   {"I32", torch::kInt32, 4},
+    {"I8", torch::kInt8, 1},     {"U8", torch::kUInt8, 1},
+    {"BOOL", torch::kBool, 1},
+};
+
+const DType* FindDType(const std::string& name) {
+  for (const DType& d : kDTypes) {
+    if (name == d.name) return &d;
+  }
+  return nullptr;
+}
+
+struct TensorEntry {
+  std::string name;
+  const DType* dtype = nullptr;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+
+// Validates one header entry against the data section's size.
+absl::StatusOr<TensorEntry> ParseEntry(const std::string& name,
+                                       const Json& info, uint64_t data_size) {
+  auto bad = [&](const std::string& what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor \"", name, "\": ", what));
+  };
+  if (info.kind != Json::Kind::kObject) {
+    return bad(
+        absl::StrCat("entry is ", KindName(info.kind), ", expected an object"));
+  }
+  const Json* dtype = info.Find("dtype");
+  const Json* shape = info.Find("shape");
+  const Json* offsets = info.Find("data_offsets");
+  if (dtype == nullptr || shape == nullptr || offsets == nullptr) {
+    return bad("needs \"dtype\", \"shape\" and \"data_offsets\"");
+  }
+  TensorEntry entry;
+  entry.name = name;
+  if (dtype->kind != Json::Kind::kString) return bad("dtype is not a string");
+  entry.dtype = FindDType(dtype->string);
+  if (entry.dtype == nullptr) {
+    return bad(absl::StrCat(
+        "unsupported dtype \"", dtype->string,
+        "\" (supported: F32, F64, F16, BF16, I64, I32, I8, U8, BOOL)"));
+  }
+  if (shape->kind != Json::Kind::kArray) return bad("shape is not an array");
+  // The element count, kept below 2^62 so that byte counts cannot overflow.
+  constexpr uint64_t kLimit = uint64_t{1} << 62;
+  uint64_t numel = 1;
+  for (const Json& dim : shape->array) {
+    if (dim.kind != Json::Kind::kNumber || !dim.is_uint || dim.uint >= kLimit) {
+      return bad("shape must hold non-negative integers");
+    }
+    if (dim.uint != 0 && numel > kLimit / dim.uint) {
+      return bad("shape is too large");
+    }
+    numel *= dim.uint;
+    entry.shape.push_back(static_cast<int64_t>(dim.uint));
+  }
+  if (offsets->kind != Json::Kind::kArray || offsets->array.size() != 2 ||
+      !offsets->array[0].is_uint || !offsets->array[1].is_uint) {
+    return bad("data_offsets must be two non-negative integers");
+  }
+  entry.begin = offsets->array[0].uint;
+  entry.end = offsets->array[1].uint;
+  if (entry.begin > entry.end || entry.end > data_size) {
+    return bad(absl::StrCat("data_offsets [", entry.begin, ", ", entry.end,
+                            "] out of range of the ", data_size,
+                            "-byte data section"));
+  }
+  if (entry.end - entry.begin != numel * entry.dtype->item_size) {
+    return bad(absl::StrCat("data_offsets span ", entry.end - entry.begin,
+                            " bytes but ", dtype->string,
+                            " of this shape needs ",
+                            numel * entry.dtype->item_size));
+  }
+  return entry;
+}
+
+std::string Describe(const std::vector<std::string>& names) {
+  const size_t total = names.size();
+  constexpr size_t kShown = 5;
+  std::vector<std::string> shown(
+      names.begin(), names.begin() + std::min(names.size(), kShown));
+  std::string out = absl::StrCat(total, " (", absl::StrJoin(shown, ", "));
+  if (total > shown.size()) absl::StrAppend(&out, ", ...");
+  absl::StrAppend(&out, ")");
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::map<std::string, torch::Tensor>> ReadSafetensors(
+    const std::string& path) {
+  auto bad = [&](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", what));
+  };
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return absl::NotFoundError(
+        absl::StrCat(path, ": no such file (or not a regular file)"));
+  }
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  if (ec) return bad(absl::StrCat("cannot stat: ", ec.message()));
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+
+  if (file_size < 8) {
+    return bad(absl::StrCat("truncated: ", file_size,
+                            " bytes, shorter than the 8-byte header length"));
+  }
+  unsigned char length_bytes[8];
+  if (!file.read(reinterpret_cast<char*>(length_bytes), 8)) {
+    return bad("cannot read the header length");
+  }
+  uint64_t header_size = 0;
+  for (int i = 7; i >= 0; --i)
+    header_size = (header_size << 8) | length_bytes[i];
+  if (header_size > file_size - 8) {
+    return bad(absl::StrCat("header length ", header_size,
+                            " runs past the end of the file (", file_size,
+                            " bytes)"));
+  }
+  if (header_size > kMaxHeaderBytes) {
+    return bad(absl::StrCat("header length ", header_size, " exceeds ",
+                            kMaxHeaderBytes, " bytes"));
+  }
+  std::string header(header_size, '\0');
+  if (!file.read(header.data(), static_cast<std::streamsize>(header_size))) {
+    return bad("cannot read the header");
+  }
+  absl::StatusOr<Json> json = JsonParser(header).ParseDocument();
+  if (!json.ok()) return bad(std::string(json.status().message()));
+  if (json->kind != Json::Kind::kObject) {
+    return bad(absl::StrCat("header is ", KindName(json->kind),
+                            ", expected an object"));
+  }
+
+  const uint64_t data_size = file_size - 8 - header_size;
+  std::vector<TensorEntry> entries;
+  for (const auto& [name, info] : json->object) {
+    if (name == "__metadata__") {
+      if (info.kind != Json::Kind::kObject) {
+        return bad("__metadata__ is not an object");
+      }
+      continue;
+    }
+    absl::StatusOr<TensorEntry> entry = ParseEntry(name, info, data_size);
+    if (!entry.ok()) return bad(std::string(entry.status().message()));
+    entries.push_back(*std::move(entry));
+  }
+  // The format requires the tensors to tile the data section exactly; a gap
+  // or overlap means the header and data disagree.
+  std::vector<const TensorEntry*> by_offset;
+  for (const TensorEntry& e : entries) by_offset.push_back(&e);
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const TensorEntry* a, const TensorEntry* b) {
+              return a->begin != b->begin ? a->begin < b->begin
+                                          : a->end < b->end;
+            });
+  uint64_t covered = 0;
+  for (const TensorEntry* e : by_offset) {
+    if (e->begin != covered) {
+      return bad(absl::StrCat("tensor \"", e->name, "\" starts at byte ",
+                              e->begin, " of the data section, expected ",
+                              covered, " (gap or overlap)"));
+    }
+    covered = e->end;
+  }
+  if (covered != data_size) {
+    return bad(absl::StrCat("tensors cover ", covered, " of the ", data_size,
+                            " data bytes"));
+  }
+
+  std::map<std::string, torch::Tensor> tensors;
+  const uint64_t data_start = 8 + header_size;
+  for (const TensorEntry* e : by_offset) {
+    torch::Tensor t = torch::empty(e->shape, torch::dtype(e->dtype->type));
+    const uint64_t bytes = e->end - e->begin;
+    if (bytes > 0) {
+      file.seekg(static_cast<std::streamoff>(data_start + e->begin));
+      if (!file.read(static_cast<char*>(t.data_ptr()),
+                     static_cast<std::streamsize>(bytes))) {
+        return bad(
+            absl::StrCat("cannot read the data of tensor \"", e->name, "\""));
+      }
+    }
+    if (e->dtype->type == torch::kBool) {
+      // Bytes other than 0/1 are not valid bools in LibTorch.
+      const auto* p = static_cast<const unsigned char*>(t.data_ptr());
+      for (uint64_t i = 0; i < bytes; ++i) {
+        if (p[i] > 1) {
+          return bad(absl::StrCat("BOOL tensor \"", e->name,
+                                  "\" holds a byte other than 0 or 1"));
+        }
+      }
+    }
+    tensors.emplace(e->name, std::move(t));
+  }
+  return tensors;
+}
+
+absl::Status LoadStateDict(
+    torch::nn::Module& module,
+    const std::map<std::string, torch::Tensor>& tensors) {
+  std::map<std::string, torch::Tensor> targets;
+  for (const auto& item : module.named_parameters(/*recurse=*/true)) {
+    targets.emplace(item.key(), item.value());
+  }
+  for (const auto& item : module.named_buffers(/*recurse=*/true)) {
+    targets.emplace(item.key(), item.value());
+  }
+  std::vector<std::string> missing, unexpected, mismatched;
+  for (const auto& [name, target] : targets) {
+    auto it = tensors.find(name);
+    if (it == tensors.end()) {
+      missing.push_back(name);
+    } else if (it->second.sizes() != target.sizes()) {
+      mismatched.push_back(absl::StrCat(name, ": expected ",
+                                        c10::str(target.sizes()), ", got ",
+                                        c10::str(it->second.sizes())));
+    }
+  }
+  for (const auto& [name, tensor] : tensors) {
+    if (targets.find(name) == targets.end()) unexpected.push_back(name);
+  }
+  if (!missing.empty() || !unexpected.empty() || !mismatched.empty()) {
+    std::vector<std::string> parts;
+    if (!missing.empty()) {
+      parts.push_back(absl::StrCat("missing keys ", Describe(missing)));
+    }
+    if (!unexpected.empty()) {
+      parts.push_back(absl::StrCat("unexpected keys ", Describe(unexpected)));
+    }
+    if (!mismatched.empty()) {
+      parts.push_back(absl::StrCat("shape mismatches ", Describe(mismatched)));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "state_dict does not match the module: ", absl::StrJoin(parts, "; ")));
+  }
+  torch::NoGradGuard no_grad;
+  for (auto& [name, target] : targets) target.copy_(tensors.at(name));
+  return absl::OkStatus();
+}
+
+}  // namespace torchbench
