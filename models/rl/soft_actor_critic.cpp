@@ -1,0 +1,517 @@
+// TorchBench's soft_actor_critic (torchbenchmark/models/soft_actor_critic at
+// 43ca0857: __init__.py, sac.py, nets.py, replay.py, config.py): a SAC agent
+// with a tanh-squashed Normal actor and two critics (1024-wide MLPs) on gym
+// Pendulum-v1.
+//
+// One Train call is the reference's train() with niter = 1: reset the env,
+// sample one action, take one env step, push it into the replay buffer, run
+// learn_standard once (critic, actor and alpha updates) and soft-update the
+// target critics. The loop counter is 0 on every call, so actor_delay (1)
+// and target_delay (2) both fire every time. The buffer starts empty
+// (nothing fills it in __init__), so call n samples 256 indices out of n
+// stored transitions.
+//
+// One Eval call is the reference's eval(): a 10-step (max_episode_steps)
+// episode on the test env with the deterministic action tanh(mu) of a
+// single state, returning the last action as a host tensor of shape [1]. The
+// batch size plays no part in it.
+//
+// Both steps sync with the host where the reference does: the env runs on
+// the host, so every action goes back to it with .cpu() (sac.py
+// process_act), and torch.distributions' default argument validation
+// (validate_args = __debug__, on in the reference) checks each Normal's loc
+// and scale and each log_prob's value with a bool(tensor.all()).
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/nn/functional/activation.h>
+#include <torch/nn/init.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+#include <torch/optim/adam.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <numbers>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rl/pendulum.h"
+#include "torchbench/model.h"
+#include "torchbench/registry.h"
+
+namespace torchbench {
+namespace {
+
+namespace F = torch::nn::functional;
+
+// SACConfig (config.py) and SACAgent defaults.
+constexpr int64_t kObsDim = 3;         // Pendulum-v1 observation.
+constexpr int64_t kActDim = 1;         // Pendulum-v1 action.
+constexpr int64_t kHiddenSize = 1024;  // SACAgent hidden_size.
+constexpr double kLogStdLow = -10.0;
+constexpr double kLogStdHigh = 2.0;
+constexpr double kGamma = 0.99;
+constexpr double kTau = 0.005;
+constexpr double kInitAlpha = 0.1;
+constexpr double kLearningRate = 1e-4;  // actor_lr, critic_lr, alpha_lr.
+constexpr int64_t kBufferSize = 1'000'000;
+constexpr int kMaxEpisodeSteps = 10;
+constexpr uint32_t kEnvSeed = 123;
+// -action_space.shape[0]; a Python int in the reference.
+constexpr int64_t kTargetEntropy = -kActDim;
+
+// What torch.distributions' validation does with a constraint check: one
+// bool(tensor) (a host sync on accelerators) and a ValueError if false.
+void CheckConstraint(const torch::Tensor& valid, const char* what) {
+  if (!valid.all().item<bool>()) {
+    throw std::invalid_argument(std::string("constraint violated: ") + what);
+  }
+}
+
+// nets.py weight_init: orthogonal weight (gain 1), zero bias.
+void OrthogonalInit(torch::nn::Linear& linear) {
+  torch::NoGradGuard no_grad;
+  torch::nn::init::orthogonal_(linear->weight);
+  linear->bias.fill_(0.0);
+}
+
+// nets.py SquashedNormal(loc, scale): Normal(loc, scale) pushed through a
+// TanhTransform with cache_size 1.
+class SquashedNormal {
+ public:
+  // An rsample(): the pre-tanh draw is kept because the transform's cache
+  // hands it back to log_prob instead of inverting tanh.
+  struct Draw {
+    torch::Tensor pre_tanh;
+    torch::Tensor action;
+  };
+
+  SquashedNormal(torch::Tensor loc, torch::Tensor scale)
+      : loc_(std::move(loc)), scale_(std::move(scale)) {
+    // Normal.arg_constraints: loc real (not NaN), scale positive.
+    CheckConstraint(loc_ == loc_, "Normal loc must be real");
+    CheckConstraint(scale_ > 0.0, "Normal scale must be positive");
+  }
+
+  // SquashedNormal.mean: tanh(loc).
+  torch::Tensor Mean() const { return loc_.tanh(); }
+
+  // TransformedDistribution.sample(): Normal.sample() is torch.normal on the
+  // expanded parameters, without grad.
+  torch::Tensor Sample() const {
+    torch::NoGradGuard no_grad;
+    return at::normal(loc_, scale_).tanh();
+  }
+
+  // Normal.rsample(): loc + eps * scale, eps from empty(shape).normal_().
+  Draw RSample() const {
+    torch::Tensor eps = torch::empty(loc_.sizes(), loc_.options()).normal_();
+    torch::Tensor x = loc_ + eps * scale_;
+    return {x, x.tanh()};
+  }
+
+  // TransformedDistribution.log_prob(action) for the draw that produced it:
+  // 0 - log|det J_tanh(x)| + Normal.log_prob(x).
+  torch::Tensor LogProb(const Draw& draw) const {
+    // The support of the squashed distribution is the closed [-1, 1].
+    CheckConstraint((draw.action >= -1.0) & (draw.action <= 1.0),
+                    "value must be within [-1, 1]");
+    const torch::Tensor& x = draw.pre_tanh;
+    // TanhTransform.log_abs_det_jacobian.
+    torch::Tensor log_det = 2.0 * (std::log(2.0) - x - F::softplus(-2.0 * x));
+    torch::Tensor log_prob = 0.0 - log_det;
+    // Normal.log_prob, which validates x against its (real) support.
+    CheckConstraint(x == x, "value must be real");
+    torch::Tensor var = scale_.pow(2);
+    torch::Tensor normal_log_prob = -((x - loc_).pow(2)) / (2 * var) -
+                                    scale_.log() -
+                                    std::log(std::sqrt(2 * std::numbers::pi));
+    return log_prob + normal_log_prob;
+  }
+
+ private:
+  torch::Tensor loc_;
+  torch::Tensor scale_;
+};
+
+// nets.py StochasticActor with dist_impl "pyd".
+class StochasticActorImpl : public torch::nn::Module {
+ public:
+  StochasticActorImpl(int64_t state_size, int64_t action_size,
+                      int64_t hidden_size)
+      : fc1_(
+            register_module("fc1", torch::nn::Linear(state_size, hidden_size))),
+        fc2_(register_module("fc2",
+                             torch::nn::Linear(hidden_size, hidden_size))),
+        fc3_(register_module("fc3",
+                             torch::nn::Linear(hidden_size, 2 * action_size))) {
+    // self.apply(weight_init) runs after every layer's default init.
+    OrthogonalInit(fc1_);
+    OrthogonalInit(fc2_);
+    OrthogonalInit(fc3_);
+  }
+
+  SquashedNormal forward(const torch::Tensor& state) {
+    torch::Tensor x = torch::relu(fc1_->forward(state));
+    x = torch::relu(fc2_->forward(x));
+    std::vector<torch::Tensor> halves = fc3_->forward(x).chunk(2, /*dim=*/1);
+    // tanh squashes log_std into [log_std_low, log_std_high].
+    torch::Tensor log_std = torch::tanh(halves[1]);
+    log_std = kLogStdLow + 0.5 * (kLogStdHigh - kLogStdLow) * (log_std + 1);
+    return SquashedNormal(halves[0], log_std.exp());
+  }
+
+ private:
+  torch::nn::Linear fc1_, fc2_, fc3_;
+};
+TORCH_MODULE(StochasticActor);
+
+// nets.py BigCritic: Q(s, a) from the concatenated state and action.
+class BigCriticImpl : public torch::nn::Module {
+ public:
+  BigCriticImpl(int64_t state_size, int64_t action_size, int64_t hidden_size)
+      : fc1_(register_module(
+            "fc1", torch::nn::Linear(state_size + action_size, hidden_size))),
+        fc2_(register_module("fc2",
+                             torch::nn::Linear(hidden_size, hidden_size))),
+        fc3_(register_module("fc3", torch::nn::Linear(hidden_size, 1))) {
+    OrthogonalInit(fc1_);
+    OrthogonalInit(fc2_);
+    OrthogonalInit(fc3_);
+  }
+
+  torch::Tensor forward(const torch::Tensor& state,
+                        const torch::Tensor& action) {
+    torch::Tensor x =
+        torch::relu(fc1_->forward(torch::cat({state, action}, /*dim=*/1)));
+    x = torch::relu(fc2_->forward(x));
+    return fc3_->forward(x);
+  }
+
+ private:
+  torch::nn::Linear fc1_, fc2_, fc3_;
+};
+TORCH_MODULE(BigCritic);
+
+// sac.py SACAgent: not an nn.Module in Python, but the holder of the three
+// networks whose state_dicts it saves as actor / critic1 / critic2.
+class SacAgentImpl : public torch::nn::Module {
+ public:
+  SacAgentImpl()
+      : actor(register_module("actor",
+                              StochasticActor(kObsDim, kActDim, kHiddenSize))),
+        critic1(register_module("critic1",
+                                BigCritic(kObsDim, kActDim, kHiddenSize))),
+        critic2(register_module("critic2",
+                                BigCritic(kObsDim, kActDim, kHiddenSize))) {}
+
+  StochasticActor actor;
+  BigCritic critic1;
+  BigCritic critic2;
+};
+TORCH_MODULE(SacAgent);
+
+// Everything the reference Model holds: agent, target_agent (a deepcopy of
+// the agent, actor included, though only its critics are ever used) and
+// log_alpha (a bare leaf tensor in Python, a parameter here).
+class SacModulesImpl : public torch::nn::Module {
+ public:
+  SacModulesImpl() {
+    agent = register_module("agent", SacAgent());
+    // copy.deepcopy(agent) draws no random numbers; building the copy here
+    // would, so the CPU generator is rewound to keep the stream Python's.
+    auto generator = at::detail::getDefaultCPUGenerator();
+    torch::Tensor rng_state;
+    {
+      std::lock_guard<std::mutex> lock(generator.mutex());
+      rng_state = generator.get_state();
+    }
+    target_agent = register_module("target_agent", SacAgent());
+    {
+      std::lock_guard<std::mutex> lock(generator.mutex());
+      generator.set_state(rng_state);
+    }
+    {
+      torch::NoGradGuard no_grad;
+      std::vector<torch::Tensor> source = agent->parameters();
+      std::vector<torch::Tensor> target = target_agent->parameters();
+      for (size_t i = 0; i < source.size(); ++i) target[i].copy_(source[i]);
+    }
+    log_alpha =
+        register_parameter("log_alpha", torch::full({1}, std::log(kInitAlpha)));
+  }
+
+  SacAgent agent{nullptr};
+  SacAgent target_agent{nullptr};
+  torch::Tensor log_alpha;
+};
+TORCH_MODULE(SacModules);
+
+// replay.py ReplayBuffer / ReplayBufferStorage for float states, kept on the
+// model's device (the reference keeps it in host memory; see Sample()).
+class ReplayBuffer {
+ public:
+  ReplayBuffer(int64_t size, const torch::Device& device)
+      : size_(size), device_(device) {
+    const auto options = torch::TensorOptions().device(device);
+    s_stack_ = torch::zeros({size, kObsDim}, options);
+    action_stack_ = torch::zeros({size, kActDim}, options);
+    reward_stack_ = torch::zeros({size, 1}, options);
+    s1_stack_ = torch::zeros({size, kObsDim}, options);
+    done_stack_ = torch::zeros({size, 1}, options.dtype(torch::kInt));
+  }
+
+  // ReplayBufferStorage.add for one transition. The transition is made on
+  // the host by the env, so it travels to the device in one packed copy.
+  void Push(const rl::Pendulum::Observation& state, float action, double reward,
+            const rl::Pendulum::Observation& next_state, bool done) {
+    float packed[] = {state[0],
+                      state[1],
+                      state[2],
+                      action,
+                      static_cast<float>(reward),
+                      next_state[0],
+                      next_state[1],
+                      next_state[2],
+                      done ? 1.0f : 0.0f};
+    torch::Tensor row = torch::from_blob(packed, {9}, torch::kFloat)
+                            .to(device_, /*non_blocking=*/false, /*copy=*/true);
+    s_stack_[next_idx_].copy_(row.narrow(0, 0, kObsDim));
+    action_stack_[next_idx_].copy_(row.narrow(0, 3, kActDim));
+    reward_stack_[next_idx_].copy_(row.narrow(0, 4, 1));
+    s1_stack_[next_idx_].copy_(row.narrow(0, 5, kObsDim));
+    done_stack_[next_idx_].copy_(row.narrow(0, 8, 1));
+    max_filled_ = std::min(std::max(next_idx_ + 1, max_filled_), size_);
+    next_idx_ = (next_idx_ + 1) % size_;
+  }
+
+  struct Batch {
+    torch::Tensor state, action, reward, next_state, done;
+  };
+
+  // ReplayBuffer.sample: indices from torch.randint on the CPU generator,
+  // as in the reference, then one small copy of them to the device. The
+  // reference instead gathers on the host and copies the five batch tensors
+  // over.
+  Batch Sample(int64_t batch_size) const {
+    torch::Tensor idx =
+        torch::randint(max_filled_, {batch_size}, torch::kLong).to(device_);
+    return {s_stack_.index({idx}), action_stack_.index({idx}),
+            reward_stack_.index({idx}), s1_stack_.index({idx}),
+            done_stack_.index({idx})};
+  }
+
+ private:
+  int64_t size_;
+  torch::Device device_;
+  int64_t next_idx_ = 0;
+  int64_t max_filled_ = 0;
+  torch::Tensor s_stack_, action_stack_, reward_stack_, s1_stack_, done_stack_;
+};
+
+// utils.py soft_update: target <- (1 - tau) * target + tau * source.
+void SoftUpdate(torch::nn::Module& target, torch::nn::Module& source) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> target_params = target.parameters();
+  std::vector<torch::Tensor> source_params = source.parameters();
+  for (size_t i = 0; i < target_params.size(); ++i) {
+    target_params[i].copy_(target_params[i] * (1.0 - kTau) +
+                           source_params[i] * kTau);
+  }
+}
+
+class SoftActorCritic final : public Model {
+ public:
+  explicit SoftActorCritic(const ModelConfig& config)
+      : mode_(config.mode),
+        device_(config.device),
+        batch_size_(config.batch_size),
+        train_env_(kEnvSeed),
+        test_env_(kEnvSeed) {
+    // Built on the host and then moved, as the reference does, so the
+    // initial weights come from the CPU generator.
+    nets_->to(device_);
+    if (mode_ == Mode::kTrain) {
+      SacAgent& agent = nets_->agent;
+      std::vector<torch::Tensor> critic_params = agent->critic1->parameters();
+      for (const auto& p : agent->critic2->parameters()) {
+        critic_params.push_back(p);
+      }
+      critic_optimizer_ = std::make_unique<torch::optim::Adam>(
+          critic_params, torch::optim::AdamOptions(kLearningRate)
+                             .betas({0.9, 0.999})
+                             .weight_decay(0.0));
+      actor_optimizer_ = std::make_unique<torch::optim::Adam>(
+          agent->actor->parameters(), torch::optim::AdamOptions(kLearningRate)
+                                          .betas({0.9, 0.999})
+                                          .weight_decay(0.0));
+      log_alpha_optimizer_ = std::make_unique<torch::optim::Adam>(
+          std::vector<torch::Tensor>{nets_->log_alpha},
+          torch::optim::AdamOptions(kLearningRate).betas({0.5, 0.999}));
+      // The reference allocates the storage on its first push (inside the
+      // first train() call); here it is made up front.
+      buffer_ = std::make_unique<ReplayBuffer>(kBufferSize, device_);
+    }
+  }
+
+  torch::Tensor Step() override {
+    return mode_ == Mode::kTrain ? TrainStep() : EvalStep();
+  }
+
+  torch::nn::Module& module() override { return *nets_; }
+
+ private:
+  // Model.train() with niter = 1.
+  torch::Tensor TrainStep() {
+    SacAgent& agent = nets_->agent;
+    SacAgent& target = nets_->target_agent;
+    target->train();
+    // `done = True` on entry: every call starts a new episode, so neither
+    // max_episode_steps nor the TimeLimit is ever reached.
+    rl::Pendulum::Observation state = train_env_.Reset();
+    const float action = Act(state, /*deterministic=*/false);
+    rl::Pendulum::StepResult next = train_env_.Step(action);
+    buffer_->Push(state, action, next.reward, next.observation, next.done);
+    torch::Tensor critic_loss = LearnStandard();
+    // step % target_delay == 0 for step 0.
+    SoftUpdate(*target->critic1, *agent->critic1);
+    SoftUpdate(*target->critic2, *agent->critic2);
+    return critic_loss;
+  }
+
+  // learn_standard() with update_policy true (step % actor_delay == 0) and
+  // no gradient clipping (critic_clip = actor_clip = 0). Returns the critic
+  // loss; the reference returns nothing.
+  torch::Tensor LearnStandard() {
+    SacAgent& agent = nets_->agent;
+    SacAgent& target = nets_->target_agent;
+    ReplayBuffer::Batch batch = buffer_->Sample(batch_size_);
+    agent->train();
+
+    torch::Tensor alpha = torch::exp(nets_->log_alpha);
+    torch::Tensor td_target;
+    {
+      torch::NoGradGuard no_grad;
+      SquashedNormal dist_s1 = agent->actor->forward(batch.next_state);
+      SquashedNormal::Draw a1 = dist_s1.RSample();
+      torch::Tensor logp_a1 = dist_s1.LogProb(a1).sum(-1, /*keepdim=*/true);
+      torch::Tensor target_value =
+          torch::min(target->critic1->forward(batch.next_state, a1.action),
+                     target->critic2->forward(batch.next_state, a1.action));
+      td_target = batch.reward + kGamma * (1.0 - batch.done) *
+                                     (target_value - (alpha * logp_a1));
+    }
+
+    torch::Tensor td_error1 =
+        td_target - agent->critic1->forward(batch.state, batch.action);
+    torch::Tensor td_error2 =
+        td_target - agent->critic2->forward(batch.state, batch.action);
+    torch::Tensor critic_loss =
+        (0.5 * (td_error1.pow(2) + td_error2.pow(2))).mean();
+    critic_optimizer_->zero_grad();
+    critic_loss.backward();
+    critic_optimizer_->step();
+
+    // Actor update. The critics see the actor's actions with grad, so this
+    // backward also fills (unused) critic gradients, as in the reference.
+    SquashedNormal dist = agent->actor->forward(batch.state);
+    SquashedNormal::Draw a = dist.RSample();
+    torch::Tensor logp_a = dist.LogProb(a).sum(-1, /*keepdim=*/true);
+    torch::Tensor actor_loss =
+        -(torch::min(agent->critic1->forward(batch.state, a.action),
+                     agent->critic2->forward(batch.state, a.action)) -
+          (alpha.detach() * logp_a))
+             .mean();
+    actor_optimizer_->zero_grad();
+    actor_loss.backward();
+    actor_optimizer_->step();
+
+    // Alpha update.
+    torch::Tensor alpha_loss =
+        (-alpha * (logp_a + kTargetEntropy).detach()).mean();
+    log_alpha_optimizer_->zero_grad();
+    alpha_loss.backward();
+    log_alpha_optimizer_->step();
+    return critic_loss.detach();
+  }
+
+  // Model.eval(): one episode of at most max_episode_steps on the test env
+  // with the deterministic policy; returns torch.tensor(last action).
+  torch::Tensor EvalStep() {
+    torch::NoGradGuard no_grad;
+    rl::Pendulum::Observation state = test_env_.Reset();
+    bool done = false;
+    float action = 0.0f;
+    // The reference sums the (undiscounted) return and then drops it.
+    double episode_return = 0.0;
+    for (int step = 0; step < kMaxEpisodeSteps && !done; ++step) {
+      action = Act(state, /*deterministic=*/true);
+      rl::Pendulum::StepResult result = test_env_.Step(action);
+      state = result.observation;
+      done = result.done;
+      episode_return += result.reward;
+    }
+    (void)episode_return;
+    return torch::tensor({action}, torch::kFloat);
+  }
+
+  // SACAgent.forward (deterministic: the squashed mean) or
+  // SACAgent.sample_action for one host state: process_state copies it to
+  // the device, process_act clamps the action and brings it back with
+  // .cpu(), the host sync every env step of the reference has.
+  float Act(const rl::Pendulum::Observation& state, bool deterministic) {
+    torch::NoGradGuard no_grad;
+    torch::Tensor s = torch::from_blob(const_cast<float*>(state.data()),
+                                       {1, kObsDim}, torch::kFloat)
+                          .to(device_, /*non_blocking=*/false, /*copy=*/true);
+    SquashedNormal dist = nets_->agent->actor->forward(s);
+    torch::Tensor act = deterministic ? dist.Mean() : dist.Sample();
+    return act.clamp(-1.0, 1.0).cpu().item<float>();
+  }
+
+  Mode mode_;
+  torch::Device device_;
+  int64_t batch_size_;
+  SacModules nets_;
+  rl::Pendulum train_env_;
+  rl::Pendulum test_env_;
+  std::unique_ptr<ReplayBuffer> buffer_;
+  std::unique_ptr<torch::optim::Adam> critic_optimizer_;
+  std::unique_ptr<torch::optim::Adam> actor_optimizer_;
+  std::unique_ptr<torch::optim::Adam> log_alpha_optimizer_;
+};
+
+ModelSpec SoftActorCriticSpec() {
+  ModelSpec spec;
+  spec.name = "soft_actor_critic";
+  spec.domain = "rl";
+  spec.task = "reinforcement learning (continuous control)";
+  spec.reference = "TorchBench soft_actor_critic (SAC, Pendulum-v1)";
+  spec.train_batch_size = 256;   // DEFAULT_TRAIN_BSIZE
+  spec.eval_batch_size = 256;    // DEFAULT_EVAL_BSIZE (unused by eval())
+  spec.fixed_batch_size = true;  // ALLOW_CUSTOMIZE_BSIZE = False
+  spec.test_batch_size = 256;
+  // Every network the reference Model holds, built from the reference's
+  // nets.py/sac.py in Python (torch 2.14.1): agent.actor 1055746,
+  // agent.critic1 and agent.critic2 1055745 each, target_agent (a deepcopy:
+  // actor 1055746 + two critics) and log_alpha 1:
+  // 2 * 1055746 + 4 * 1055745 + 1 = 6334473. TorchBench's get_module()
+  // returns agent.actor alone (1055746).
+  spec.reference_parameters = 6334473;
+  // The same networks hold no buffers (Linear layers only).
+  spec.reference_buffers = 0;
+  return spec;
+}
+
+}  // namespace
+
+TORCHBENCH_REGISTER_MODEL(SoftActorCriticSpec(), MakeModel<SoftActorCritic>());
+
+}  // namespace torchbench
