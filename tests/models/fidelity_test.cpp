@@ -1,0 +1,193 @@
+// Compares every model that names a Python reference package
+// (ModelSpec::python_reference) with that package: the reference's weights
+// are loaded into the port by state_dict name, and the port's Forward() must
+// reproduce the reference's eval() and train() outputs on the same input.
+//
+// Environment (set by CTest):
+//   TORCHBENCH_REFERENCE_DIR  where reference files are kept (and made).
+//   TORCHBENCH_PYTHON         the Python that runs tools/make_reference.py.
+//   TORCHBENCH_SOURCE_DIR     the source tree holding tools/.
+// Reference files already in TORCHBENCH_REFERENCE_DIR are reused.
+#include <gtest/gtest.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "test_paths.h"
+#include "torchbench/registry.h"
+#include "torchbench/weights.h"
+
+namespace torchbench {
+namespace {
+
+constexpr double kMaxRelativeError = 1e-4;
+constexpr int kReferenceSeed = 0;
+
+std::vector<std::string> ModelsWithReference() {
+  std::vector<std::string> names;
+  for (const RegisteredModel* m : Registry::Global().List()) {
+    if (!m->spec.python_reference.empty()) names.push_back(m->spec.name);
+  }
+  return names;
+}
+
+// Returns the environment's value of `name`, else the build's default for it
+// (tests/models/test_paths.h.in), so the test also runs outside CTest.
+std::string GetEnv(const char* name) {
+  const char* value = std::getenv(name);
+  if (value != nullptr) return value;
+  const std::string key = name;
+  if (key == "TORCHBENCH_REFERENCE_DIR") return kDefaultReferenceDir;
+  if (key == "TORCHBENCH_PYTHON") return kDefaultPython;
+  if (key == "TORCHBENCH_SOURCE_DIR") return kDefaultSourceDir;
+  return "";
+}
+
+// The file stem make_reference.py uses: "<package>_<name>", with anything
+// outside [A-Za-z0-9._-] replaced by '_'.
+std::string FileStem(const std::string& reference) {
+  std::string stem = reference;
+  for (char& c : stem) {
+    const bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                      c == '-';
+    if (!keep) c = '_';
+  }
+  return stem;
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string JoinShape(const std::vector<int64_t>& shape) {
+  std::string out;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) out += ",";
+    out += std::to_string(shape[i]);
+  }
+  return out;
+}
+
+// max|actual - expected| / max|expected|, in double.
+double RelativeError(const torch::Tensor& actual,
+                     const torch::Tensor& expected) {
+  torch::Tensor a = actual.to(torch::kDouble);
+  torch::Tensor e = expected.to(torch::kDouble);
+  const double scale = e.abs().max().item<double>();
+  const double diff = (a - e).abs().max().item<double>();
+  return scale > 0 ? diff / scale : diff;
+}
+
+class FidelityTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FidelityTest, MatchesPythonReference) {
+  const RegisteredModel* entry = Registry::Global().Find(GetParam());
+  ASSERT_NE(entry, nullptr);
+  const ModelSpec& spec = entry->spec;
+  ASSERT_FALSE(spec.reference_input_shape.empty())
+      << spec.name << " sets python_reference but no reference_input_shape";
+
+  const std::string reference_dir = GetEnv("TORCHBENCH_REFERENCE_DIR");
+  ASSERT_FALSE(reference_dir.empty()) << "TORCHBENCH_REFERENCE_DIR is not set";
+  const std::string stem =
+      (std::filesystem::path(reference_dir) / FileStem(spec.python_reference))
+          .string();
+  const std::string weights_path = stem + ".weights.safetensors";
+  const std::string io_path = stem + ".io.safetensors";
+
+  if (!std::filesystem::exists(io_path) ||
+      !std::filesystem::exists(weights_path)) {
+    const std::string python = GetEnv("TORCHBENCH_PYTHON");
+    const std::string source = GetEnv("TORCHBENCH_SOURCE_DIR");
+    ASSERT_FALSE(python.empty() || source.empty())
+        << io_path
+        << " is absent and TORCHBENCH_PYTHON / TORCHBENCH_SOURCE_DIR are not "
+           "both set to make it";
+    const std::string command =
+        ShellQuote(python) + " " +
+        ShellQuote(source + "/tools/make_reference.py") + " --reference " +
+        ShellQuote(spec.python_reference) + " --input-shape " +
+        JoinShape(spec.reference_input_shape) + " --seed " +
+        std::to_string(kReferenceSeed) + " --out " + ShellQuote(reference_dir);
+    ASSERT_EQ(std::system(command.c_str()), 0) << "failed: " << command;
+  }
+
+  absl::StatusOr<std::map<std::string, torch::Tensor>> weights =
+      ReadSafetensors(weights_path);
+  ASSERT_TRUE(weights.ok()) << weights.status();
+  absl::StatusOr<std::map<std::string, torch::Tensor>> io =
+      ReadSafetensors(io_path);
+  ASSERT_TRUE(io.ok()) << io.status();
+  for (const char* key : {"input", "eval_output", "train_output"}) {
+    ASSERT_EQ(io->count(key), 1u) << io_path << " has no '" << key << "'";
+  }
+  const torch::Tensor& input = io->at("input");
+  ASSERT_EQ(input.sizes(), torch::IntArrayRef(spec.reference_input_shape))
+      << io_path << " was made for another input shape; delete it";
+
+  ModelConfig config;
+  config.mode = Mode::kEval;
+  config.batch_size = spec.reference_input_shape[0];
+  config.device = torch::kCPU;
+  std::unique_ptr<Model> model = entry->Create(config);
+  absl::Status loaded = LoadStateDict(model->module(), *weights);
+  ASSERT_TRUE(loaded.ok()) << loaded;
+
+  torch::NoGradGuard no_grad;
+  struct Case {
+    const char* name;
+    bool train;
+    const char* key;
+  };
+  // Eval first: the train() forward moves batch-norm running stats.
+  for (const Case& c : {Case{"eval", false, "eval_output"},
+                        Case{"train", true, "train_output"}}) {
+    model->module().train(c.train);
+    torch::Tensor output = model->Forward({input});
+    const torch::Tensor& expected = io->at(c.key);
+    ASSERT_EQ(output.sizes(), expected.sizes()) << c.name << " output shape";
+    ASSERT_TRUE(torch::isfinite(output).all().item<bool>())
+        << c.name << " output is not finite";
+    const double error = RelativeError(output, expected);
+    std::printf("[fidelity] %s %s: relative error %.3e (max |ref| %.4g)\n",
+                spec.name.c_str(), c.name, error,
+                expected.abs().max().item<double>());
+    RecordProperty(std::string(c.name) + "_relative_error",
+                   std::to_string(error));
+    EXPECT_LE(error, kMaxRelativeError)
+        << spec.name << " " << c.name << " output differs from "
+        << spec.python_reference;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Registry, FidelityTest, ::testing::ValuesIn(ModelsWithReference()),
+    [](const ::testing::TestParamInfo<std::string>& param_info) {
+      std::string name = param_info.param;
+      for (char& c : name) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      }
+      return name;
+    });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(FidelityTest);
+
+}  // namespace
+}  // namespace torchbench

@@ -1,0 +1,193 @@
+#include "torchbench/benchmark_runner.h"
+
+#include <benchmark/benchmark.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "torchbench/memory.h"
+
+namespace torchbench {
+namespace {
+
+class GoodModel final : public Model {
+ public:
+  explicit GoodModel(const ModelConfig& config)
+      : x_(torch::ones({config.batch_size, 4})) {}
+  torch::Tensor Step() override { return x_ * 2; }
+  torch::nn::Module& module() override { return module_; }
+
+ private:
+  torch::nn::Module module_;
+  torch::Tensor x_;
+};
+
+class ThrowsInSetup final : public Model {
+ public:
+  explicit ThrowsInSetup(const ModelConfig&) {
+    throw std::runtime_error("cannot build this model");
+  }
+  torch::Tensor Step() override { return {}; }
+  torch::nn::Module& module() override { return module_; }
+
+ private:
+  torch::nn::Module module_;
+};
+
+// Fails on the step after warm-up, like an out-of-memory error mid-run.
+class ThrowsInStep final : public Model {
+ public:
+  explicit ThrowsInStep(const ModelConfig&) {}
+  torch::Tensor Step() override {
+    TORCH_CHECK(++steps_ <= 1, "CUDA out of memory (simulated)");
+    return torch::ones({1});
+  }
+  torch::nn::Module& module() override { return module_; }
+
+ private:
+  int steps_ = 0;
+  torch::nn::Module module_;
+};
+
+class NanLoss final : public Model {
+ public:
+  explicit NanLoss(const ModelConfig&) {}
+  torch::Tensor Step() override {
+    return torch::full({1}, std::numeric_limits<float>::quiet_NaN());
+  }
+  torch::nn::Module& module() override { return module_; }
+
+ private:
+  torch::nn::Module module_;
+};
+
+ModelSpec Spec(const std::string& name, bool fixed = false) {
+  ModelSpec spec;
+  spec.name = name;
+  spec.domain = "test";
+  spec.train_batch_size = 4;
+  spec.eval_batch_size = 8;
+  spec.fixed_batch_size = fixed;
+  return spec;
+}
+
+// Collects every run Google Benchmark reports.
+class CollectingReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& run : runs) by_name[run.run_name.function_name] = run;
+  }
+  std::map<std::string, Run> by_name;
+};
+
+class BenchmarkRunnerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    static char arg0[] = "test";
+    static char arg1[] = "--benchmark_min_time=0.001";
+    static char* argv[] = {arg0, arg1, nullptr};
+    int argc = 2;
+    benchmark::Initialize(&argc, argv);
+    InstallCpuMemoryCounter();  // As TorchBenchMain does.
+  }
+  void TearDown() override {
+    benchmark::ClearRegisteredBenchmarks();
+    ReleaseLiveInstance();
+  }
+};
+
+TEST_F(BenchmarkRunnerTest, NamesEveryModelModeAndBatchSize) {
+  Registry registry;
+  ASSERT_TRUE(registry.Add(Spec("free"), MakeModel<GoodModel>(), "f", 1).ok());
+  ModelSpec eval_only = Spec("fixed", /*fixed=*/true);
+  eval_only.modes = {Mode::kEval};
+  ASSERT_TRUE(registry.Add(eval_only, MakeModel<GoodModel>(), "f", 2).ok());
+
+  RunOptions defaults;
+  auto names = RegisterModelBenchmarks(registry, defaults, nullptr);
+  EXPECT_EQ(names, (std::vector<std::string>{"fixed/Eval/batch_size:8",
+                                             "free/Train/batch_size:4",
+                                             "free/Eval/batch_size:8"}));
+  benchmark::ClearRegisteredBenchmarks();
+
+  RunOptions sized;
+  sized.batch_sizes = {1, 32};
+  std::vector<std::string> notes;
+  names = RegisterModelBenchmarks(registry, sized, &notes);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "fixed/Eval/batch_size:8", "free/Train/batch_size:1",
+                       "free/Train/batch_size:32", "free/Eval/batch_size:1",
+                       "free/Eval/batch_size:32"}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("fixed batch size"), std::string::npos);
+}
+
+TEST_F(BenchmarkRunnerTest, ErrorsSkipTheirInstanceAndTheRunGoesOn) {
+  Registry registry;
+  ASSERT_TRUE(
+      registry.Add(Spec("a_setup"), MakeModel<ThrowsInSetup>(), "f", 1).ok());
+  ASSERT_TRUE(
+      registry.Add(Spec("b_step"), MakeModel<ThrowsInStep>(), "f", 2).ok());
+  ASSERT_TRUE(registry.Add(Spec("c_nan"), MakeModel<NanLoss>(), "f", 3).ok());
+  ASSERT_TRUE(
+      registry.Add(Spec("d_good"), MakeModel<GoodModel>(), "f", 4).ok());
+  RunOptions options;
+  options.warmup_steps = 1;
+  RegisterModelBenchmarks(registry, options, nullptr);
+  const int errors_before = ErroredInstances();
+  CollectingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+
+  const auto& runs = reporter.by_name;
+  ASSERT_EQ(runs.size(), 8u);
+  for (const char* mode : {"Train", "Eval"}) {
+    const std::string suffix = std::string("/") + mode + "/batch_size:" +
+                               (std::string(mode) == "Train" ? "4" : "8");
+    const auto& setup = runs.at("a_setup" + suffix);
+    EXPECT_TRUE(setup.error_occurred);
+    EXPECT_NE(setup.error_message.find("cannot build this model"),
+              std::string::npos);
+    const auto& step = runs.at("b_step" + suffix);
+    EXPECT_TRUE(step.error_occurred);
+    EXPECT_NE(step.error_message.find("out of memory"), std::string::npos)
+        << step.error_message;
+    EXPECT_EQ(step.error_message.find("Exception raised from"),
+              std::string::npos)
+        << "the C++ backtrace belongs in logs, not in the error line";
+    const auto& nan = runs.at("c_nan" + suffix);
+    EXPECT_TRUE(nan.error_occurred);
+    EXPECT_NE(nan.error_message.find("not finite"), std::string::npos);
+    const auto& good = runs.at("d_good" + suffix);
+    EXPECT_FALSE(good.error_occurred) << good.error_message;
+    EXPECT_GT(good.iterations, 0);
+    EXPECT_GT(good.counters.at("items_per_second").value, 0);
+    EXPECT_EQ(good.counters.at("batch_size").value,
+              std::string(mode) == "Train" ? 4 : 8);
+    EXPECT_GE(good.counters.at("peak_mem").value, 0);
+  }
+  EXPECT_EQ(ErroredInstances() - errors_before, 6);
+}
+
+TEST_F(BenchmarkRunnerTest, ListModelsJsonHasCountsAndErrors) {
+  Registry registry;
+  ASSERT_TRUE(
+      registry.Add(Spec("bad"), MakeModel<ThrowsInSetup>(), "f", 1).ok());
+  ASSERT_TRUE(registry.Add(Spec("good"), MakeModel<GoodModel>(), "f", 2).ok());
+  std::ostringstream out;
+  EXPECT_FALSE(ListModels(registry, "json", out));
+  const std::string json = out.str();
+  EXPECT_NE(json.find("\"name\": \"good\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"modes\": [\"Train\", \"Eval\"]"), std::string::npos);
+  EXPECT_NE(json.find("\"parameters\": 0"), std::string::npos);
+  EXPECT_NE(json.find("\"error\": \"cannot build this model\""),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace torchbench

@@ -1,0 +1,80 @@
+#include "torchbench/flags.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace torchbench {
+namespace {
+
+// Owns argv storage for one parse.
+struct Args {
+  explicit Args(std::vector<std::string> args) : strings(std::move(args)) {
+    for (auto& s : strings) pointers.push_back(s.data());
+    pointers.push_back(nullptr);
+    argc = static_cast<int>(strings.size());
+  }
+  std::vector<std::string> strings;
+  std::vector<char*> pointers;
+  int argc;
+};
+
+TEST(FlagsTest, ParsesAndRemovesOwnFlags) {
+  Args args({"tb", "--benchmark_filter=BERT", "--torchbench_batch_sizes=1,8,32",
+             "--torchbench_device=cpu", "--torchbench_precision=tf32",
+             "--torchbench_channels_last", "--torchbench_warmup_steps=0",
+             "--benchmark_min_time=0.05"});
+  auto flags = ParseHarnessFlags(&args.argc, args.pointers.data());
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->batch_sizes, (std::vector<int64_t>{1, 8, 32}));
+  EXPECT_EQ(flags->device, "cpu");
+  EXPECT_EQ(flags->precision, Precision::kTf32);
+  EXPECT_TRUE(flags->channels_last);
+  EXPECT_EQ(flags->warmup_steps, 0);
+  ASSERT_EQ(args.argc, 3);
+  EXPECT_STREQ(args.pointers[1], "--benchmark_filter=BERT");
+  EXPECT_STREQ(args.pointers[2], "--benchmark_min_time=0.05");
+  EXPECT_EQ(args.pointers[3], nullptr);
+}
+
+TEST(FlagsTest, ListModelsFormats) {
+  Args table({"tb", "--torchbench_list_models"});
+  auto t = ParseHarnessFlags(&table.argc, table.pointers.data());
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->list_models, "table");
+  Args json({"tb", "--torchbench_list_models=json"});
+  auto j = ParseHarnessFlags(&json.argc, json.pointers.data());
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(j->list_models, "json");
+  Args bad({"tb", "--torchbench_list_models=xml"});
+  EXPECT_FALSE(ParseHarnessFlags(&bad.argc, bad.pointers.data()).ok());
+}
+
+TEST(FlagsTest, RejectsBadValuesWithTheFlagName) {
+  for (const char* arg :
+       {"--torchbench_batch_sizes=0", "--torchbench_batch_sizes=-4",
+        "--torchbench_batch_sizes=8,x", "--torchbench_batch_sizes=",
+        "--torchbench_precision=fp8", "--torchbench_warmup_steps=-1",
+        "--torchbench_fail_on_error=maybe", "--torchbench_nope=1"}) {
+    Args args({"tb", arg});
+    auto flags = ParseHarnessFlags(&args.argc, args.pointers.data());
+    ASSERT_FALSE(flags.ok()) << arg;
+    EXPECT_EQ(flags.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(flags.status().message().find("--torchbench_"), std::string::npos)
+        << flags.status();
+  }
+}
+
+TEST(FlagsTest, DefaultsMatchTorchBench) {
+  Args args({"tb"});
+  auto flags = ParseHarnessFlags(&args.argc, args.pointers.data());
+  ASSERT_TRUE(flags.ok());
+  EXPECT_EQ(flags->seed, 1337u);
+  EXPECT_EQ(flags->warmup_steps, 3);
+  EXPECT_TRUE(flags->fail_on_error);
+  EXPECT_TRUE(flags->batch_sizes.empty());
+}
+
+}  // namespace
+}  // namespace torchbench
