@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <regex>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -142,11 +143,18 @@ std::string Quote(const std::string& s) {
   return absl::StrCat("\"", JsonEscape(s), "\"");
 }
 
+int NoMatch(const std::string& filter) {
+  std::cerr << "torchbench: no benchmark matches --benchmark_filter='" << filter
+            << "' (--benchmark_list_tests lists them; names are "
+               "<model>/<Train|Eval>/batch_size:<N>)\n";
+  return 2;
+}
+
 }  // namespace
 
 std::vector<std::string> RegisterModelBenchmarks(
     const Registry& registry, const RunOptions& options,
-    std::vector<std::string>* notes) {
+    std::vector<RegistrationNote>* notes) {
   std::vector<std::string> names;
   for (const RegisteredModel* entry : registry.List()) {
     for (Mode mode : {Mode::kTrain, Mode::kEval}) {
@@ -157,10 +165,11 @@ std::vector<std::string> RegisterModelBenchmarks(
         sizes = {default_size};
       } else if (entry->spec.fixed_batch_size) {
         if (notes != nullptr) {
-          notes->push_back(absl::StrCat(
-              entry->spec.name, " ", ModeName(mode),
-              " has a fixed batch size; running batch_size:", default_size,
-              " only"));
+          notes->push_back(
+              {InstanceName(entry->spec.name, mode, default_size),
+               absl::StrCat(entry->spec.name, " ", ModeName(mode),
+                            " has a fixed batch size; running batch_size:",
+                            default_size, " only")});
         }
         sizes = {default_size};
       }
@@ -189,6 +198,18 @@ std::vector<std::string> RegisterModelBenchmarks(
   return names;
 }
 
+bool FilterSelects(const std::string& filter, const std::string& name) {
+  if (filter.empty() || filter == "all") return true;
+  const bool negate = filter.front() == '-';
+  const std::string pattern = negate ? filter.substr(1) : filter;
+  try {
+    const std::regex re(pattern, std::regex::extended);
+    return std::regex_search(name, re) != negate;
+  } catch (const std::regex_error&) {
+    return true;  // Google Benchmark reports a bad pattern itself.
+  }
+}
+
 int ErroredInstances() { return errored_instances.load(); }
 
 void ReleaseLiveInstance() { LiveInstance().Release(); }
@@ -202,7 +223,7 @@ bool ListModels(const Registry& registry, const std::string& format,
   } else {
     out << absl::StrCat(
         "name", std::string(22, ' '), "domain", std::string(10, ' '),
-        "modes       batch(T/E)  parameters     buffers  reference\n");
+        "modes         batch(T/E)    parameters     buffers  reference\n");
   }
   bool first = true;
   for (const RegisteredModel* entry : registry.List()) {
@@ -243,7 +264,7 @@ bool ListModels(const Registry& registry, const std::string& format,
     } else {
       char line[512];
       std::snprintf(
-          line, sizeof(line), "%-26s%-16s%-12s%4lld/%-7lld%12lld%12lld  %s\n",
+          line, sizeof(line), "%-26s%-16s%-12s%6lld/%-9lld%12lld%12lld  %s\n",
           spec.name.c_str(), spec.domain.c_str(),
           absl::StrJoin(modes, ",").c_str(),
           static_cast<long long>(spec.train_batch_size),
@@ -287,6 +308,14 @@ int TorchBenchMain(int argc, char** argv) {
   ApplyPrecision(flags->precision);
 
   Reporters reporters = MakeReporters(argc, argv);
+  bool list_tests = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--benchmark_list_tests" ||
+        arg == "--benchmark_list_tests=true") {
+      list_tests = true;
+    }
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
 
@@ -297,10 +326,26 @@ int TorchBenchMain(int argc, char** argv) {
   options.warmup_steps = flags->warmup_steps;
   options.seed = flags->seed;
   options.batch_sizes = flags->batch_sizes;
-  std::vector<std::string> notes;
-  RegisterModelBenchmarks(Registry::Global(), options, &notes);
-  for (const auto& note : notes)
-    std::cerr << "torchbench: note: " << note << "\n";
+  std::vector<RegistrationNote> notes;
+  const std::vector<std::string> names =
+      RegisterModelBenchmarks(Registry::Global(), options, &notes);
+  const std::string filter = benchmark::GetBenchmarkFilter();
+  if (list_tests) {
+    // Google Benchmark's own listing would show the "/manual_time" suffix.
+    size_t listed = 0;
+    for (const auto& name : names) {
+      if (FilterSelects(filter, name)) {
+        std::cout << name << "\n";
+        ++listed;
+      }
+    }
+    return listed > 0 ? 0 : NoMatch(filter);
+  }
+  for (const auto& note : notes) {
+    if (FilterSelects(filter, note.benchmark)) {
+      std::cerr << "torchbench: note: " << note.text << "\n";
+    }
+  }
   for (const auto& [key, value] : RunContext(device, *flags)) {
     benchmark::AddCustomContext(key, value);
   }
@@ -309,13 +354,7 @@ int TorchBenchMain(int argc, char** argv) {
                                                        reporters.file.get());
   ReleaseLiveInstance();
   benchmark::Shutdown();
-  if (ran == 0) {
-    std::cerr << "torchbench: no benchmark matches --benchmark_filter='"
-              << benchmark::GetBenchmarkFilter()
-              << "' (--benchmark_list_tests lists them; names are "
-                 "<model>/<Train|Eval>/batch_size:<N>)\n";
-    return 2;
-  }
+  if (ran == 0) return NoMatch(filter);
   if (ErroredInstances() > 0) {
     std::cerr << "torchbench: " << ErroredInstances()
               << " benchmark run(s) errored (see error_message above)";

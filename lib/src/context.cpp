@@ -9,6 +9,7 @@
 #include "torchbench/device.h"
 #include "torchbench/memory.h"
 #include "torchbench_config.h"
+#include "torchbench_git_commit.h"
 
 namespace torchbench {
 namespace {

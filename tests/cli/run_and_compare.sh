@@ -20,7 +20,7 @@ for path in sys.argv[1:]:
     assert runs, f"{path}: no benchmarks"
     for r in runs:
         assert not r.get("error_occurred"), f"{path}: {r['name']}: {r.get('error_message')}"
-        for key in ("items_per_second", "peak_mem", "params", "wall_ms"):
+        for key in ("items_per_second", "peak_mem", "params", "wall_time"):
             assert key in r, f"{path}: {r['name']} lacks counter {key}"
         model, mode, bs = r["name"].split("/")
         assert mode in ("Train", "Eval") and bs.startswith("batch_size:"), r["name"]

@@ -118,14 +118,28 @@ TEST_F(BenchmarkRunnerTest, NamesEveryModelModeAndBatchSize) {
 
   RunOptions sized;
   sized.batch_sizes = {1, 32};
-  std::vector<std::string> notes;
+  std::vector<RegistrationNote> notes;
   names = RegisterModelBenchmarks(registry, sized, &notes);
   EXPECT_EQ(names, (std::vector<std::string>{
                        "fixed/Eval/batch_size:8", "free/Train/batch_size:1",
                        "free/Train/batch_size:32", "free/Eval/batch_size:1",
                        "free/Eval/batch_size:32"}));
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_NE(notes[0].find("fixed batch size"), std::string::npos);
+  EXPECT_EQ(notes[0].benchmark, "fixed/Eval/batch_size:8");
+  EXPECT_NE(notes[0].text.find("fixed batch size"), std::string::npos);
+}
+
+TEST(FilterSelectsTest, FollowsGoogleBenchmarkRules) {
+  EXPECT_TRUE(FilterSelects("", "resnet50/Eval/batch_size:1"));
+  EXPECT_TRUE(FilterSelects("all", "resnet50/Eval/batch_size:1"));
+  EXPECT_TRUE(FilterSelects("resnet.*Eval", "resnet50/Eval/batch_size:1"));
+  EXPECT_FALSE(
+      FilterSelects("resnet.*Eval", "resnext50_32x4d/Eval/batch_size:1"));
+  EXPECT_FALSE(
+      FilterSelects("BERT.*Train", "soft_actor_critic/Train/batch_size:256"));
+  EXPECT_FALSE(
+      FilterSelects("-soft", "soft_actor_critic/Train/batch_size:256"));
+  EXPECT_TRUE(FilterSelects("-soft", "dlrm/Train/batch_size:2"));
 }
 
 TEST_F(BenchmarkRunnerTest, ErrorsSkipTheirInstanceAndTheRunGoesOn) {

@@ -29,12 +29,25 @@ struct RunOptions {
   std::vector<int64_t> batch_sizes;  // Empty: each model's defaults.
 };
 
+// A remark about one registered benchmark, e.g. that a fixed-batch model
+// ignored --torchbench_batch_sizes.
+struct RegistrationNote {
+  std::string benchmark;
+  std::string text;
+};
+
 // Registers one benchmark per model x supported mode x batch size of
 // `registry`. Models with a fixed batch size run only their default; each
-// such case appends a line to `notes`. Returns the registered names.
+// such case adds a note (when `notes` is not null). Returns the registered
+// names.
 std::vector<std::string> RegisterModelBenchmarks(
     const Registry& registry, const RunOptions& options,
-    std::vector<std::string>* notes);
+    std::vector<RegistrationNote>* notes);
+
+// Returns whether `name` is selected by a --benchmark_filter value, with
+// Google Benchmark's rules: extended regex search, a leading '-' negates,
+// "" and "all" select everything.
+bool FilterSelects(const std::string& filter, const std::string& name);
 
 // Returns how many benchmark instances errored since the process started.
 int ErroredInstances();

@@ -1,0 +1,25 @@
+# Run at build time (cmake -P): writes the short git commit of SOURCE_DIR
+# to OUTPUT, touching the file only when the commit changed, so results
+# always name the commit that was built without needless recompiles.
+execute_process(
+  COMMAND git rev-parse --short=12 HEAD
+  WORKING_DIRECTORY "${SOURCE_DIR}"
+  OUTPUT_VARIABLE commit
+  OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+execute_process(
+  COMMAND git status --porcelain --untracked-files=no
+  WORKING_DIRECTORY "${SOURCE_DIR}"
+  OUTPUT_VARIABLE dirty
+  OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+if(NOT commit)
+  set(commit "unknown")
+elseif(dirty)
+  set(commit "${commit}-dirty")
+endif()
+set(content "#define TORCHBENCH_GIT_COMMIT \"${commit}\"\n")
+if(EXISTS "${OUTPUT}")
+  file(READ "${OUTPUT}" old)
+endif()
+if(NOT old STREQUAL content)
+  file(WRITE "${OUTPUT}" "${content}")
+endif()
