@@ -1,7 +1,8 @@
 // Measures what the harness adds to every measured step: a model whose step
 // does nothing, run through the same registration, instance cache, timer
-// and counters as the real models. The reported time is the harness's
-// per-iteration overhead.
+// and counters as the real models. The reported Time is what the harness's
+// timer adds to a measured step; CPU time per iteration is the whole loop's
+// cost per step (timer, synchronization, Google Benchmark's loop).
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
@@ -11,6 +12,7 @@
 #include "torchbench/device.h"
 #include "torchbench/flags.h"
 #include "torchbench/registry.h"
+#include "torchbench/reporter.h"
 
 namespace {
 
@@ -32,6 +34,7 @@ int main(int argc, char** argv) {
     std::cerr << flags.status().message() << "\n";
     return 2;
   }
+  torchbench::Reporters reporters = torchbench::MakeReporters(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
 
@@ -60,7 +63,8 @@ int main(int argc, char** argv) {
     options.device = *device;
   }
   torchbench::RegisterModelBenchmarks(registry, options, nullptr);
-  benchmark::RunSpecifiedBenchmarks();
+  benchmark::RunSpecifiedBenchmarks(reporters.display.get(),
+                                    reporters.file.get());
   torchbench::ReleaseLiveInstance();
   benchmark::Shutdown();
   return torchbench::ErroredInstances() == 0 ? 0 : 1;
