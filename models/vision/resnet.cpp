@@ -2,8 +2,8 @@
 // definition driven by ResNetOptions, and TorchBench's TorchVisionModel
 // train/eval steps (torchbenchmark/util/framework/vision/model_factory.py).
 //
-// Only resnet50 is registered here; resnet18, resnet152 and resnext50_32x4d
-// are the same module with other ResNetOptions values.
+// resnet18, resnet50, resnet152 and resnext50_32x4d are registered here as
+// ResNetOptions values of the one module.
 #include <torch/nn/functional/loss.h>
 #include <torch/nn/init.h>
 #include <torch/nn/module.h>
@@ -18,9 +18,11 @@
 #include <torch/utils.h>
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "common/image_classifier.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
 
@@ -230,127 +232,63 @@ class ResNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(ResNet);
 
-// Converts every 4-D parameter and buffer to channels-last in place, as
-// Python's module.to(memory_format=torch.channels_last) does.
-void ToChannelsLast(torch::nn::Module& module) {
-  torch::NoGradGuard no_grad;
-  for (auto& p : module.parameters()) {
-    if (p.dim() == 4) {
-      p.set_data(p.contiguous(torch::MemoryFormat::ChannelsLast));
-    }
-  }
-  for (auto& b : module.buffers()) {
-    if (b.dim() == 4) {
-      b.set_data(b.contiguous(torch::MemoryFormat::ChannelsLast));
-    }
-  }
-}
-
-// TorchBench's TorchVisionModel for a ResNet-family classifier.
-class TorchVisionResNet final : public Model {
- public:
-  TorchVisionResNet(const ModelConfig& config, const ResNetOptions& options)
-      : mode_(config.mode), net_(options) {
-    net_->to(config.device);
-    const auto opts = torch::TensorOptions().device(config.device);
-    // TorchBench loads IMAGENET1K_V1 weights; a benchmark does not need them,
-    // so the weights stay torchvision's random init.
-    example_input_ = torch::randn({config.batch_size, 3, 224, 224}, opts);
-    if (mode_ == Mode::kTrain) {
-      // The reference runs one forward of the still-train()-mode model at
-      // construction (to shape its target), which moves every BN running
-      // stat once; mirror it. Its output feeds only rand_like.
-      torch::Tensor example_output;
-      {
-        torch::NoGradGuard no_grad;
-        net_->train();
-        example_output = net_->forward(example_input_);
-      }
-      // The reference's example_outputs (rand_like of that output) is only
-      // used by its CUDA-graph path; drawing it keeps the RNG stream aligned.
-      (void)torch::rand_like(example_output);
-      // The eager train step uses real_input / real_output: uniform [0, 1)
-      // images and unnormalised soft targets.
-      real_input_ = torch::rand_like(example_input_);
-      real_target_ = torch::rand_like(example_output);
-      net_->train();
-      optimizer_ = std::make_unique<torch::optim::Adam>(
-          net_->parameters(), torch::optim::AdamOptions(1e-3));
-    } else {
-      net_->eval();
-    }
-    if (config.channels_last) {
-      // TorchBench's enable_channels_last() (post-__init__) converts the
-      // module and every 4-D input after construction.
-      ToChannelsLast(*net_);
-      example_input_ =
-          example_input_.contiguous(torch::MemoryFormat::ChannelsLast);
-      if (real_input_.defined()) {
-        real_input_ = real_input_.contiguous(torch::MemoryFormat::ChannelsLast);
-      }
-    }
-  }
-
-  torch::Tensor Step() override {
-    if (mode_ == Mode::kEval) return net_->forward(example_input_);
-    optimizer_->zero_grad();
-    torch::Tensor pred = net_->forward(real_input_);
-    // CrossEntropyLoss with class-probability targets of pred's shape.
-    torch::Tensor loss =
-        torch::nn::functional::cross_entropy(pred, real_target_);
-    loss.backward();
-    optimizer_->step();
-    return loss.detach();
-  }
-
-  torch::nn::Module& module() override { return *net_; }
-
-  torch::Tensor Forward(const std::vector<torch::Tensor>& inputs) override {
-    TORCH_CHECK(inputs.size() == 1, "ResNet takes one image batch");
-    return net_->forward(inputs[0]);
-  }
-
- private:
-  Mode mode_;
-  ResNet net_;
-  torch::Tensor example_input_;
-  torch::Tensor real_input_;
-  torch::Tensor real_target_;
-  std::unique_ptr<torch::optim::Adam> optimizer_;
-};
-
 ModelFactory MakeResNet(ResNetOptions options) {
-  return [options](const ModelConfig& config) -> std::unique_ptr<Model> {
-    return std::make_unique<TorchVisionResNet>(config, options);
-  };
+  return common::MakeTorchVisionClassifier<ResNet>(
+      [options] { return ResNet(options); });
 }
 
-ModelSpec ResNet50Spec() {
+// The spec every torchvision ResNet shares; each registration below adds
+// its name, batch sizes and the reference's counts.
+ModelSpec ResNetSpec(const std::string& name, int64_t train_batch_size,
+                     int64_t eval_batch_size, int64_t reference_parameters,
+                     int64_t reference_buffers) {
   ModelSpec spec;
-  spec.name = "resnet50";
+  spec.name = name;
   spec.domain = "vision";
   spec.task = "image classification";
-  spec.reference = "torchvision resnet50";
-  spec.train_batch_size = 32;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 32;   // DEFAULT_EVAL_BSIZE
+  spec.reference = "torchvision " + name;
+  spec.train_batch_size = train_batch_size;  // DEFAULT_TRAIN_BSIZE
+  spec.eval_batch_size = eval_batch_size;    // DEFAULT_EVAL_BSIZE
   spec.test_batch_size = 2;
   spec.supports_channels_last = true;
-  // torchvision 0.29.1 resnet50(weights=None), counted in Python
-  // (sum(p.numel() for p in m.parameters())).
-  spec.reference_parameters = 25557032;
-  // Same model, sum over m.buffers(): 53 BatchNorm2d layers with 26560
-  // channels in all give 2 * 26560 running stats + 53 num_batches_tracked.
-  spec.reference_buffers = 53173;
-  spec.python_reference = "torchvision:resnet50";
+  spec.reference_parameters = reference_parameters;
+  spec.reference_buffers = reference_buffers;
+  spec.python_reference = "torchvision:" + name;
   spec.reference_input_shape = {2, 3, 224, 224};
   return spec;
 }
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(ResNet50Spec(),
+// Counts: torchvision 0.29.1 <name>(weights=None), counted in Python
+// (sum(p.numel() for p in m.parameters()) and the same over m.buffers()).
+// The buffers are each BatchNorm2d's running mean and var plus its
+// num_batches_tracked: 2 * (BN channels) + (BN layers).
+
+// 20 BN layers, 4800 channels: 2 * 4800 + 20 = 9620.
+TORCHBENCH_REGISTER_MODEL(ResNetSpec("resnet18", 16, 8, 11689512, 9620),
+                          MakeResNet(ResNetOptions()
+                                         .block(ResNetBlock::kBasic)
+                                         .layers({2, 2, 2, 2})));
+
+// 53 BN layers, 26560 channels: 2 * 26560 + 53 = 53173.
+TORCHBENCH_REGISTER_MODEL(ResNetSpec("resnet50", 32, 32, 25557032, 53173),
                           MakeResNet(ResNetOptions()
                                          .block(ResNetBlock::kBottleneck)
                                          .layers({3, 4, 6, 3})));
+
+// 155 BN layers, 75712 channels: 2 * 75712 + 155 = 151579.
+TORCHBENCH_REGISTER_MODEL(ResNetSpec("resnet152", 32, 32, 60192808, 151579),
+                          MakeResNet(ResNetOptions()
+                                         .block(ResNetBlock::kBottleneck)
+                                         .layers({3, 8, 36, 3})));
+
+// 53 BN layers, 34112 channels: 2 * 34112 + 53 = 68277.
+TORCHBENCH_REGISTER_MODEL(ResNetSpec("resnext50_32x4d", 8, 8, 25028904, 68277),
+                          MakeResNet(ResNetOptions()
+                                         .block(ResNetBlock::kBottleneck)
+                                         .layers({3, 4, 6, 3})
+                                         .groups(32)
+                                         .width_per_group(4)));
 
 }  // namespace torchbench

@@ -1,0 +1,243 @@
+// The two TorchBench image-classifier families' benchmark steps, shared by
+// every torchvision and timm model file; a model file only defines its
+// network and registers, e.g.
+//
+//   TORCHBENCH_REGISTER_MODEL(
+//       Spec(), MakeTorchVisionClassifier<ResNet>([] { return ResNet(opts);
+//       }));
+#ifndef TORCHBENCH_MODELS_COMMON_IMAGE_CLASSIFIER_H_
+#define TORCHBENCH_MODELS_COMMON_IMAGE_CLASSIFIER_H_
+
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/module.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/sgd.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "torchbench/model.h"
+
+namespace torchbench::common {
+
+// Converts every 4-D parameter and buffer to channels-last in place (what
+// `module.to(memory_format=torch.channels_last)` does in Python).
+inline void ToChannelsLast(torch::nn::Module& module) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : module.parameters()) {
+    if (p.dim() == 4) {
+      p.set_data(p.contiguous(torch::MemoryFormat::ChannelsLast));
+    }
+  }
+  for (auto& b : module.buffers()) {
+    if (b.dim() == 4) {
+      b.set_data(b.contiguous(torch::MemoryFormat::ChannelsLast));
+    }
+  }
+}
+
+// TorchBench's TorchVisionModel (util/framework/vision/model_factory.py at
+// 43ca0857): eval is model(randn(B,3,224,224)); train is zero_grad, forward
+// on rand_like(x), CrossEntropyLoss against soft targets rand_like(output),
+// backward, Adam(lr 1e-3) step. `Net` is a module holder whose forward takes
+// one image batch.
+template <typename Net>
+class TorchVisionClassifier final : public Model {
+ public:
+  TorchVisionClassifier(const ModelConfig& config, Net net,
+                        std::vector<int64_t> image_shape = {3, 224, 224})
+      : mode_(config.mode), net_(std::move(net)) {
+    net_->to(config.device);
+    std::vector<int64_t> shape = {config.batch_size};
+    shape.insert(shape.end(), image_shape.begin(), image_shape.end());
+    example_input_ =
+        torch::randn(shape, torch::TensorOptions().device(config.device));
+    if (mode_ == Mode::kTrain) {
+      // The reference runs one forward of the still-train()-mode model at
+      // construction to shape its targets, which moves every BN running stat
+      // once; mirror it (without autograd: same running stats).
+      torch::Tensor example_output;
+      {
+        torch::NoGradGuard no_grad;
+        net_->train();
+        example_output = net_->forward(example_input_);
+      }
+      // example_outputs (rand_like of that output) only feeds the
+      // reference's CUDA-graph path; drawing it keeps the RNG stream aligned.
+      (void)torch::rand_like(example_output);
+      real_input_ = torch::rand_like(example_input_);
+      real_target_ = torch::rand_like(example_output);
+      net_->train();
+      optimizer_ = std::make_unique<torch::optim::Adam>(
+          net_->parameters(), torch::optim::AdamOptions(1e-3));
+    } else {
+      net_->eval();
+    }
+    if (config.channels_last) {
+      // enable_channels_last() converts module and 4-D inputs after __init__.
+      ToChannelsLast(*net_);
+      example_input_ =
+          example_input_.contiguous(torch::MemoryFormat::ChannelsLast);
+      if (real_input_.defined()) {
+        real_input_ = real_input_.contiguous(torch::MemoryFormat::ChannelsLast);
+      }
+    }
+  }
+
+  torch::Tensor Step() override {
+    if (mode_ == Mode::kEval) return net_->forward(example_input_);
+    optimizer_->zero_grad();
+    torch::Tensor pred = net_->forward(real_input_);
+    // Class-probability targets of pred's shape (not class indices).
+    torch::Tensor loss =
+        torch::nn::functional::cross_entropy(pred, real_target_);
+    loss.backward();
+    optimizer_->step();
+    return loss.detach();
+  }
+
+  torch::nn::Module& module() override { return *net_; }
+
+  torch::Tensor Forward(const std::vector<torch::Tensor>& inputs) override {
+    TORCH_CHECK(inputs.size() == 1, "an image classifier takes one batch");
+    return net_->forward(inputs[0]);
+  }
+
+ private:
+  Mode mode_;
+  Net net_;
+  torch::Tensor example_input_;
+  torch::Tensor real_input_;
+  torch::Tensor real_target_;
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+};
+
+// Returns a factory building `make_net()` into a TorchVisionClassifier.
+template <typename Net>
+ModelFactory MakeTorchVisionClassifier(std::function<Net()> make_net,
+                                       std::vector<int64_t> image_shape = {
+                                           3, 224, 224}) {
+  return [make_net,
+          image_shape](const ModelConfig& config) -> std::unique_ptr<Model> {
+    return std::make_unique<TorchVisionClassifier<Net>>(config, make_net(),
+                                                        image_shape);
+  };
+}
+
+// timm's create_optimizer(opt="sgd", lr=1e-4, momentum=0.9,
+// weight_decay=1e-4) as TorchBench's TimmConfig calls it: SGD with Nesterov
+// momentum, weight decay only on parameters with more than one dimension
+// whose name is not "*.bias" and not in the model's no_weight_decay() list.
+inline std::unique_ptr<torch::optim::SGD> MakeTimmSgd(
+    torch::nn::Module& module, const std::set<std::string>& no_weight_decay) {
+  std::vector<torch::Tensor> decay;
+  std::vector<torch::Tensor> no_decay;
+  for (const auto& p : module.named_parameters(/*recurse=*/true)) {
+    if (!p.value().requires_grad()) continue;
+    const std::string& name = p.key();
+    const bool is_bias =
+        name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+    if (p.value().dim() <= 1 || is_bias || no_weight_decay.count(name) > 0) {
+      no_decay.push_back(p.value());
+    } else {
+      decay.push_back(p.value());
+    }
+  }
+  auto defaults = torch::optim::SGDOptions(1e-4).momentum(0.9).nesterov(true);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(
+      no_decay, std::make_unique<torch::optim::SGDOptions>(
+                    torch::optim::SGDOptions(defaults).weight_decay(0.0)));
+  groups.emplace_back(
+      decay, std::make_unique<torch::optim::SGDOptions>(
+                 torch::optim::SGDOptions(defaults).weight_decay(1e-4)));
+  return std::make_unique<torch::optim::SGD>(std::move(groups), defaults);
+}
+
+// TorchBench's TimmModel (util/framework/timm/model_factory.py at
+// 43ca0857): inputs randn(B, *default_cfg["input_size"]); train is
+// zero_grad, forward, a fresh random int target per step
+// (empty(B).random_(num_classes), part of the reference's step),
+// CrossEntropyLoss, backward, timm SGD step; eval is forward.
+template <typename Net>
+class TimmClassifier final : public Model {
+ public:
+  struct Options {
+    std::vector<int64_t> input_size = {3, 224, 224};
+    int64_t num_classes = 1000;
+    std::set<std::string> no_weight_decay;  // model.no_weight_decay()
+  };
+
+  TimmClassifier(const ModelConfig& config, Net net, Options options)
+      : mode_(config.mode),
+        num_classes_(options.num_classes),
+        net_(std::move(net)) {
+    std::vector<int64_t> shape = {config.batch_size};
+    shape.insert(shape.end(), options.input_size.begin(),
+                 options.input_size.end());
+    example_input_ =
+        torch::randn(shape, torch::TensorOptions().device(config.device));
+    net_->to(config.device);
+    if (mode_ == Mode::kTrain) {
+      net_->train();
+      optimizer_ = MakeTimmSgd(*net_, options.no_weight_decay);
+    } else {
+      net_->eval();
+    }
+    if (config.channels_last) {
+      ToChannelsLast(*net_);
+      example_input_ =
+          example_input_.contiguous(torch::MemoryFormat::ChannelsLast);
+    }
+  }
+
+  torch::Tensor Step() override {
+    if (mode_ == Mode::kEval) return net_->forward(example_input_);
+    optimizer_->zero_grad();
+    torch::Tensor output = net_->forward(example_input_);
+    torch::Tensor target =
+        torch::empty(
+            {output.size(0)},
+            torch::TensorOptions().device(output.device()).dtype(torch::kLong))
+            .random_(num_classes_);
+    torch::Tensor loss = torch::nn::functional::cross_entropy(output, target);
+    loss.backward();
+    optimizer_->step();
+    return loss.detach();
+  }
+
+  torch::nn::Module& module() override { return *net_; }
+
+  torch::Tensor Forward(const std::vector<torch::Tensor>& inputs) override {
+    TORCH_CHECK(inputs.size() == 1, "an image classifier takes one batch");
+    return net_->forward(inputs[0]);
+  }
+
+ private:
+  Mode mode_;
+  int64_t num_classes_;
+  Net net_;
+  torch::Tensor example_input_;
+  std::unique_ptr<torch::optim::SGD> optimizer_;
+};
+
+// Returns a factory building `make_net()` into a TimmClassifier.
+template <typename Net>
+ModelFactory MakeTimmClassifier(
+    std::function<Net()> make_net,
+    typename TimmClassifier<Net>::Options options = {}) {
+  return [make_net,
+          options](const ModelConfig& config) -> std::unique_ptr<Model> {
+    return std::make_unique<TimmClassifier<Net>>(config, make_net(), options);
+  };
+}
+
+}  // namespace torchbench::common
+
+#endif  // TORCHBENCH_MODELS_COMMON_IMAGE_CLASSIFIER_H_
