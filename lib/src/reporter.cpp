@@ -30,7 +30,13 @@ bool IsTrue(const std::string& v) {
 std::unique_ptr<benchmark::BenchmarkReporter> Create(const std::string& format,
                                                      bool color, bool tabular) {
   if (format == "json") return std::make_unique<benchmark::JSONReporter>();
-  if (format == "csv") return std::make_unique<benchmark::CSVReporter>();
+  if (format == "csv") {
+    // Deprecated upstream but still a --benchmark_format value; keep it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    return std::make_unique<benchmark::CSVReporter>();
+#pragma GCC diagnostic pop
+  }
   int options = benchmark::ConsoleReporter::OO_None;
   if (color) options |= benchmark::ConsoleReporter::OO_Color;
   if (tabular) options |= benchmark::ConsoleReporter::OO_Tabular;
