@@ -14,8 +14,9 @@ writes
                                                   train_output
 
 `eval_output` is model.eval() on `input`; `train_output` is model.train() on
-the same input, run after the eval forward and under no_grad, so batch norm
-normalises with batch statistics while its running stats start from the
+the same input, run after the eval forward and under no_grad, with dropout
+layers kept in eval mode (their masks cannot be shared with C++), so batch
+norm normalises with batch statistics while its running stats start from the
 saved ones. Everything is float32 on CPU. Any failure exits non-zero with a
 one-line message.
 """
@@ -110,6 +111,12 @@ def main(argv):
         model.eval()
         eval_output = _output_tensor(model(inputs), torch)
         model.train()
+        # Dropout masks come from the RNG stream, which the C++ port cannot
+        # share, so the train-mode forward compares with dropout off (batch
+        # norm still uses batch statistics). The C++ test does the same.
+        for module in model.modules():
+            if isinstance(module, torch.nn.modules.dropout._DropoutNd):
+                module.eval()
         train_output = _output_tensor(model(inputs), torch)
 
     os.makedirs(args.out, exist_ok=True)

@@ -9,6 +9,7 @@
 //   TORCHBENCH_SOURCE_DIR     the source tree holding tools/.
 // Reference files already in TORCHBENCH_REFERENCE_DIR are reused.
 #include <gtest/gtest.h>
+#include <torch/nn/modules/dropout.h>
 #include <torch/types.h>
 #include <torch/utils.h>
 
@@ -38,6 +39,19 @@ std::vector<std::string> ModelsWithReference() {
     if (!m->spec.python_reference.empty()) names.push_back(m->spec.name);
   }
   return names;
+}
+
+// Puts every dropout layer in eval mode: its masks come from the RNG
+// stream, which cannot be shared with Python, so the train-mode forward is
+// compared with dropout off on both sides (make_reference.py does the same).
+void DropoutToEval(torch::nn::Module& module) {
+  for (const auto& m : module.modules(/*include_self=*/true)) {
+    if (m->as<torch::nn::Dropout>() || m->as<torch::nn::Dropout2d>() ||
+        m->as<torch::nn::Dropout3d>() || m->as<torch::nn::AlphaDropout>() ||
+        m->as<torch::nn::FeatureAlphaDropout>()) {
+      m->eval();
+    }
+  }
 }
 
 // Returns the environment's value of `name`, else the build's default for it
@@ -161,6 +175,7 @@ TEST_P(FidelityTest, MatchesPythonReference) {
   for (const Case& c : {Case{"eval", false, "eval_output"},
                         Case{"train", true, "train_output"}}) {
     model->module().train(c.train);
+    if (c.train) DropoutToEval(model->module());
     torch::Tensor output = model->Forward({input});
     const torch::Tensor& expected = io->at(c.key);
     ASSERT_EQ(output.sizes(), expected.sizes()) << c.name << " output shape";

@@ -30,6 +30,9 @@ class SmokeTest : public ::testing::TestWithParam<testing::ModelMode> {};
 TEST_P(SmokeTest, StepsAreFiniteAndTouchOnlyWhatTheyShould) {
   const auto& [name, mode] = GetParam();
   const ModelSpec& spec = Registry::Global().Find(name)->spec;
+  if (!spec.skip_cpu_smoke_test.empty()) {
+    GTEST_SKIP() << spec.skip_cpu_smoke_test;
+  }
   ModelConfig config;
   config.mode = mode;
   config.batch_size = testing::TestBatchSize(spec, mode);

@@ -111,6 +111,10 @@ struct ModelSpec {
   // parameter unchanged (e.g. a dead final ReLU under the seed).
   std::string train_may_not_update;
 
+  // Empty when the CPU smoke test runs this model; otherwise why it cannot
+  // on a 2-core, 24 GB CI machine (what covers it instead).
+  std::string skip_cpu_smoke_test;
+
   // A Python package the reference can be built from, as
   // "<package>:<name>" ("torchvision:resnet50", "timm:vit_small_patch16_224",
   // "transformers:<config>"), or empty. When set, the fidelity test builds it
