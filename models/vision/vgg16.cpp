@@ -1,0 +1,126 @@
+// torchvision's VGG (torchvision/models/vgg.py) in configuration "D"
+// without batch norm, i.e. vgg16 (arXiv 1409.1556), with TorchBench's
+// TorchVisionModel train/eval steps (models/common/image_classifier.h).
+#include <torch/nn/init.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/pooling.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include <vector>
+
+#include "common/image_classifier.h"
+#include "torchbench/model.h"
+#include "torchbench/registry.h"
+
+namespace torchbench {
+namespace {
+
+// torchvision's cfgs["D"]: output channels of each 3x3 conv, kMaxPool for
+// a 2x2 max pool.
+constexpr int64_t kMaxPool = 0;
+const std::vector<int64_t>& Vgg16Config() {
+  static const std::vector<int64_t> config = {
+      64,       64,  kMaxPool, 128, 128,      kMaxPool, 256, 256, 256,
+      kMaxPool, 512, 512,      512, kMaxPool, 512,      512, 512, kMaxPool};
+  return config;
+}
+
+torch::nn::ReLU Relu() {
+  return torch::nn::ReLU(torch::nn::ReLUOptions().inplace(true));
+}
+
+// torchvision's make_layers(cfg, batch_norm=False): ReLUs and pools are in
+// the Sequential so convs keep their indices (features.0, features.2, ...).
+torch::nn::Sequential MakeFeatures(const std::vector<int64_t>& config) {
+  torch::nn::Sequential features;
+  int64_t in = 3;
+  for (int64_t v : config) {
+    if (v == kMaxPool) {
+      features->push_back(
+          torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(2).stride(2)));
+    } else {
+      features->push_back(
+          torch::nn::Conv2d(torch::nn::Conv2dOptions(in, v, 3).padding(1)));
+      features->push_back(Relu());
+      in = v;
+    }
+  }
+  return features;
+}
+
+class VggImpl : public torch::nn::Module {
+ public:
+  explicit VggImpl(const std::vector<int64_t>& config,
+                   int64_t num_classes = 1000, double dropout = 0.5)
+      : features_(register_module("features", MakeFeatures(config))),
+        classifier_(register_module(
+            "classifier",
+            torch::nn::Sequential(torch::nn::Linear(512 * 7 * 7, 4096), Relu(),
+                                  torch::nn::Dropout(dropout),
+                                  torch::nn::Linear(4096, 4096), Relu(),
+                                  torch::nn::Dropout(dropout),
+                                  torch::nn::Linear(4096, num_classes)))) {
+    InitWeights();
+  }
+
+  torch::Tensor forward(const torch::Tensor& x) {
+    torch::Tensor out = features_->forward(x);
+    out = torch::adaptive_avg_pool2d(out, {7, 7}).flatten(1);
+    return classifier_->forward(out);
+  }
+
+ private:
+  // torchvision's init_weights=True branch (taken when no weights are
+  // given).
+  void InitWeights() {
+    torch::NoGradGuard no_grad;
+    for (auto& m : modules(/*include_self=*/false)) {
+      if (auto* conv = m->as<torch::nn::Conv2d>()) {
+        torch::nn::init::kaiming_normal_(conv->weight, /*a=*/0.0,
+                                         torch::kFanOut, torch::kReLU);
+        torch::nn::init::zeros_(conv->bias);
+      } else if (auto* linear = m->as<torch::nn::Linear>()) {
+        torch::nn::init::normal_(linear->weight, 0.0, 0.01);
+        torch::nn::init::zeros_(linear->bias);
+      }
+    }
+  }
+
+  torch::nn::Sequential features_;
+  torch::nn::Sequential classifier_;
+};
+TORCH_MODULE(Vgg);
+
+ModelSpec Vgg16Spec() {
+  ModelSpec spec;
+  spec.name = "vgg16";
+  spec.domain = "vision";
+  spec.task = "image classification";
+  spec.reference = "torchvision vgg16";
+  spec.train_batch_size = 64;  // DEFAULT_TRAIN_BSIZE
+  spec.eval_batch_size = 4;    // DEFAULT_EVAL_BSIZE
+  spec.test_batch_size = 2;
+  spec.supports_channels_last = true;
+  // torchvision 0.29.1 vgg16(weights=None), counted in Python
+  // (sum(p.numel() for p in m.parameters())); it has no buffers.
+  spec.reference_parameters = 138357544;
+  spec.reference_buffers = 0;
+  spec.python_reference = "torchvision:vgg16";
+  spec.reference_input_shape = {2, 3, 224, 224};
+  return spec;
+}
+
+}  // namespace
+
+TORCHBENCH_REGISTER_MODEL(Vgg16Spec(),
+                          common::MakeTorchVisionClassifier<Vgg>([] {
+                            return Vgg(Vgg16Config());
+                          }));
+
+}  // namespace torchbench
