@@ -116,7 +116,7 @@ def cpp_step_times(binary, names, batch_size, warmup, steps, seed):
     pattern = "^(" + "|".join(names) + ")/"
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cpp.json")
-        subprocess.run(
+        proc = subprocess.run(
             [binary, "--torchbench_device=cpu",
              f"--torchbench_batch_sizes={batch_size}",
              f"--torchbench_warmup_steps={warmup}", f"--torchbench_seed={seed}",
@@ -125,7 +125,9 @@ def cpp_step_times(binary, names, batch_size, warmup, steps, seed):
              f"--benchmark_repetitions={steps}", "--benchmark_min_time=1e-9",
              "--benchmark_report_aggregates_only=false",
              f"--benchmark_out={out}", "--benchmark_out_format=json"],
-            check=True, stdout=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if proc.returncode != 0:
+            sys.exit(f"compare_eager.py: torchbench failed:\n{proc.stderr}")
         with open(out) as f:
             doc = json.load(f)
     scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
