@@ -238,6 +238,70 @@ ModelFactory MakeTimmClassifier(
   };
 }
 
+// TorchBench's phlippe_* CIFAR models (torchbenchmark/models/phlippe_*/
+// __init__.py at 43ca0857): inputs randn(B,3,32,32) and labels
+// randint(0, 10); train is model.train(), CE, backward, step, zero_grad
+// (in that order); eval is model.eval() and forward. Only the optimizer
+// differs between them, so `make_optimizer` builds it from the parameters.
+template <typename Net>
+class PhlippeClassifier final : public Model {
+ public:
+  using OptimizerFactory =
+      std::function<std::unique_ptr<torch::optim::Optimizer>(
+          std::vector<torch::Tensor>)>;
+
+  PhlippeClassifier(const ModelConfig& config, Net net,
+                    const OptimizerFactory& make_optimizer)
+      : mode_(config.mode), net_(std::move(net)) {
+    net_->to(config.device);
+    const auto options = torch::TensorOptions().device(config.device);
+    images_ = torch::randn({config.batch_size, 3, 32, 32}, options);
+    targets_ =
+        torch::randint(0, 10, {config.batch_size}, options.dtype(torch::kLong));
+    optimizer_ = make_optimizer(net_->parameters());
+  }
+
+  torch::Tensor Step() override {
+    if (mode_ == Mode::kEval) {
+      net_->eval();
+      return net_->forward(images_);
+    }
+    net_->train();
+    torch::Tensor loss =
+        torch::nn::functional::cross_entropy(net_->forward(images_), targets_);
+    loss.backward();
+    optimizer_->step();
+    optimizer_->zero_grad();
+    return loss.detach();
+  }
+
+  torch::nn::Module& module() override { return *net_; }
+
+  torch::Tensor Forward(const std::vector<torch::Tensor>& inputs) override {
+    TORCH_CHECK(inputs.size() == 1, "a CIFAR classifier takes one batch");
+    return net_->forward(inputs[0]);
+  }
+
+ private:
+  Mode mode_;
+  Net net_;
+  torch::Tensor images_;
+  torch::Tensor targets_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+};
+
+// Returns a factory building `make_net()` into a PhlippeClassifier.
+template <typename Net>
+ModelFactory MakePhlippeClassifier(
+    std::function<Net()> make_net,
+    typename PhlippeClassifier<Net>::OptimizerFactory make_optimizer) {
+  return [make_net,
+          make_optimizer](const ModelConfig& config) -> std::unique_ptr<Model> {
+    return std::make_unique<PhlippeClassifier<Net>>(config, make_net(),
+                                                    make_optimizer);
+  };
+}
+
 }  // namespace torchbench::common
 
 #endif  // TORCHBENCH_MODELS_COMMON_IMAGE_CLASSIFIER_H_

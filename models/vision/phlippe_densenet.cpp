@@ -18,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/image_classifier.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
 
@@ -152,53 +153,6 @@ class DenseNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(DenseNet);
 
-// The benchmark's Model: randn CIFAR images and randint labels made once;
-// train is model.train(), forward, CE, backward, AdamW step, zero_grad; eval
-// is model.eval() and a forward. (The reference also wraps the tensors in a
-// DataLoader it never iterates.)
-class PhlippeDenseNet final : public Model {
- public:
-  explicit PhlippeDenseNet(const ModelConfig& config)
-      : mode_(config.mode), net_(DenseNet()) {
-    net_->to(config.device);
-    const auto options = torch::TensorOptions().device(config.device);
-    images_ = torch::randn({config.batch_size, 3, 32, 32}, options);
-    targets_ =
-        torch::randint(0, 10, {config.batch_size}, options.dtype(torch::kLong));
-    optimizer_ = std::make_unique<torch::optim::AdamW>(
-        net_->parameters(),
-        torch::optim::AdamWOptions(1e-3).weight_decay(1e-4));
-  }
-
-  torch::Tensor Step() override {
-    if (mode_ == Mode::kEval) {
-      net_->eval();
-      return net_->forward(images_);
-    }
-    net_->train();
-    torch::Tensor loss =
-        torch::nn::functional::cross_entropy(net_->forward(images_), targets_);
-    loss.backward();
-    optimizer_->step();
-    optimizer_->zero_grad();
-    return loss.detach();
-  }
-
-  torch::nn::Module& module() override { return *net_; }
-
-  torch::Tensor Forward(const std::vector<torch::Tensor>& inputs) override {
-    TORCH_CHECK(inputs.size() == 1, "the DenseNet takes one image batch");
-    return net_->forward(inputs[0]);
-  }
-
- private:
-  Mode mode_;
-  DenseNet net_;
-  torch::Tensor images_;
-  torch::Tensor targets_;
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
-};
-
 ModelSpec Spec() {
   ModelSpec spec;
   spec.name = "phlippe_densenet";
@@ -221,6 +175,15 @@ ModelSpec Spec() {
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<PhlippeDenseNet>());
+// The reference's optimizer: AdamW(lr 1e-3, weight decay 1e-4).
+TORCHBENCH_REGISTER_MODEL(
+    Spec(), common::MakePhlippeClassifier<DenseNet>(
+                [] { return DenseNet(); },
+                [](std::vector<torch::Tensor> params) {
+                  return std::unique_ptr<torch::optim::Optimizer>(
+                      std::make_unique<torch::optim::AdamW>(
+                          std::move(params),
+                          torch::optim::AdamWOptions(1e-3).weight_decay(1e-4)));
+                }));
 
 }  // namespace torchbench
