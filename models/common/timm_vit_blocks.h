@@ -1,6 +1,6 @@
-// timm's VisionTransformer (timm/models/vision_transformer.py, timm 1.0.31)
-// in the configuration the TorchBench ViT models use: class token, learned
-// absolute position embedding added after the class token is prepended,
+// timm's VisionTransformer (timm/models/vision_transformer.py, timm 1.0.29
+// and 1.0.31) in the configuration the TorchBench ViT models use: class token,
+// learned absolute position embedding added after the class token is prepended,
 // pre-norm blocks with fused-QKV attention and a GELU MLP, final LayerNorm,
 // class-token pooling and a linear head. No layer scale, register tokens,
 // QK norm or dropout (all off or zero in vit_small_patch16_224 and

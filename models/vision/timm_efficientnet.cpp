@@ -1,8 +1,8 @@
 // TorchBench's timm_efficientnet: timm efficientnet_b0
-// (timm/models/efficientnet.py, _efficientnet_blocks.py; timm 1.0.31) under
-// TorchBench's TimmModel steps (common/image_classifier.h). Drop rate and
-// drop-path rate are timm's defaults for this model (0), so train and eval
-// forwards differ only in batch norm.
+// (timm/models/efficientnet.py, _efficientnet_blocks.py; timm 1.0.29
+// and 1.0.31) under TorchBench's TimmModel steps (common/image_classifier.h).
+// Drop rate and drop-path rate are timm's defaults for this model (0), so train
+// and eval forwards differ only in batch norm.
 #include <torch/nn/init.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/batchnorm.h>
@@ -241,7 +241,7 @@ ModelSpec Spec() {
   spec.eval_batch_size = 64;   // DEFAULT_EVAL_BSIZE
   spec.test_batch_size = 2;
   spec.supports_channels_last = true;
-  // timm 1.0.31 create_model("efficientnet_b0"), counted in Python
+  // timm 1.0.29 (and 1.0.31) create_model("efficientnet_b0"), counted in Python
   // (sum(p.numel() for p in m.parameters())).
   spec.reference_parameters = 5288548;
   // Same model, sum over m.buffers(): 49 BatchNormAct2d layers' running

@@ -1,6 +1,6 @@
 // TorchBench's timm_nfnet: timm dm_nfnet_f0 (timm/models/nfnet.py,
-// layers/std_conv.py; timm 1.0.31) under TorchBench's TimmModel steps
-// (common/image_classifier.h). TimmModel feeds default_cfg["input_size"],
+// layers/std_conv.py; timm 1.0.29 and 1.0.31) under TorchBench's TimmModel
+// steps (common/image_classifier.h). TimmModel feeds default_cfg["input_size"],
 // which is 3x192x192 for dm_nfnet_f0 (its test_input_size 256 is unused).
 //
 // No normalisation layers: every conv standardises its weight on each
@@ -274,7 +274,7 @@ ModelSpec Spec() {
   spec.eval_batch_size = 128;   // DEFAULT_EVAL_BSIZE
   spec.test_batch_size = 2;
   spec.supports_channels_last = true;
-  // timm 1.0.31 create_model("dm_nfnet_f0"), counted in Python
+  // timm 1.0.29 (and 1.0.31) create_model("dm_nfnet_f0"), counted in Python
   // (sum(p.numel() for p in m.parameters())); no normalisation layers, so no
   // buffers.
   spec.reference_parameters = 71489284;

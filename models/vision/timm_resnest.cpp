@@ -252,7 +252,7 @@ ModelSpec Spec() {
   spec.eval_batch_size = 32;   // DEFAULT_EVAL_BSIZE
   spec.test_batch_size = 2;
   spec.supports_channels_last = true;
-  // timm 1.0.31 create_model("resnest14d"), counted in Python
+  // timm 1.0.29 (and 1.0.31) create_model("resnest14d"), counted in Python
   // (sum(p.numel() for p in m.parameters()) and the same over m.buffers()).
   // timm 0.6.12, the newest timm when TorchBench 43ca0857 was cut (it pins
   // none), gives the same counts, state_dict names and shapes.

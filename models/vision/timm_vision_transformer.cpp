@@ -19,8 +19,8 @@ ModelSpec Spec() {
   spec.eval_batch_size = 8;   // DEFAULT_EVAL_BSIZE
   spec.test_batch_size = 2;
   spec.supports_channels_last = true;
-  // timm 1.0.31 create_model("vit_small_patch16_224"), counted in Python
-  // (sum(p.numel() for p in m.parameters())); the model has no buffers.
+  // timm 1.0.29 (and 1.0.31) create_model("vit_small_patch16_224"), counted in
+  // Python (sum(p.numel() for p in m.parameters())); the model has no buffers.
   spec.reference_parameters = 22050664;
   spec.reference_buffers = 0;
   spec.python_reference = "timm:vit_small_patch16_224";

@@ -28,9 +28,9 @@ ModelSpec Spec() {
   // and momentum (~13 GB peak with activations); Eval peaks at ~4.4 GB RSS.
   spec.test_batch_size = 1;
   spec.supports_channels_last = true;
-  // timm 1.0.31 create_model("vit_giant_patch14_224") built on the meta
-  // device, counted in Python (sum(p.numel() for p in m.parameters())); the
-  // model has no buffers. By hand: 1408 * (3*14*14 + 1) patch embed
+  // timm 1.0.29 (and 1.0.31) create_model("vit_giant_patch14_224") built on the
+  // meta device, counted in Python (sum(p.numel() for p in m.parameters()));
+  // the model has no buffers. By hand: 1408 * (3*14*14 + 1) patch embed
   // + 1408 * (1 + 257) tokens + 40 blocks * 25250176 (qkv 1408*4224 + 4224,
   // proj 1408*1408 + 1408, fc1 1408*6144 + 6144, fc2 6144*1408 + 1408,
   // two LayerNorms 4*1408) + 2*1408 norm + 1408*1000 + 1000 head.
