@@ -42,11 +42,55 @@ inline void ToChannelsLast(torch::nn::Module& module) {
   }
 }
 
-// TorchBench's TorchVisionModel (util/framework/vision/model_factory.py at
-// 43ca0857): eval is model(randn(B,3,224,224)); train is zero_grad, forward
-// on rand_like(x), CrossEntropyLoss against soft targets rand_like(output),
-// backward, Adam(lr 1e-3) step. `Net` is a module holder whose forward takes
-// one image batch.
+// The tensors TorchBench's TorchVisionModel.__init__ makes
+// (util/framework/vision/model_factory.py at 43ca0857), in its RNG order:
+// example_inputs = randn(B, C, H, W); for Train also example_outputs =
+// rand_like(model(x)) (after one forward of the train()-mode model, which
+// moves every BN running stat once), real_input = rand_like(x) and
+// real_output = rand_like(example_outputs). Converted to channels-last as
+// enable_channels_last() does after __init__.
+struct TorchVisionInputs {
+  torch::Tensor example_input;
+  torch::Tensor
+      example_output;  // Only the reference's CUDA-graph path reads it.
+  torch::Tensor real_input;
+  torch::Tensor real_target;
+};
+
+template <typename Net>
+TorchVisionInputs MakeTorchVisionInputs(
+    Net& net, const ModelConfig& config,
+    const std::vector<int64_t>& image_shape) {
+  TorchVisionInputs in;
+  std::vector<int64_t> shape = {config.batch_size};
+  shape.insert(shape.end(), image_shape.begin(), image_shape.end());
+  in.example_input =
+      torch::randn(shape, torch::TensorOptions().device(config.device));
+  if (config.mode == Mode::kTrain) {
+    torch::Tensor output;
+    {
+      // Without autograd: the same output and running stats, less memory.
+      torch::NoGradGuard no_grad;
+      net->train();
+      output = net->forward(in.example_input);
+    }
+    in.example_output = torch::rand_like(output);
+    in.real_input = torch::rand_like(in.example_input);
+    in.real_target = torch::rand_like(in.example_output);
+  }
+  if (config.channels_last) {
+    ToChannelsLast(*net);
+    for (torch::Tensor* t : {&in.example_input, &in.real_input}) {
+      if (t->defined()) *t = t->contiguous(torch::MemoryFormat::ChannelsLast);
+    }
+  }
+  return in;
+}
+
+// TorchBench's TorchVisionModel steps: eval is model(example_inputs); train
+// is zero_grad, forward on real_input, CrossEntropyLoss against the soft
+// targets real_output, backward, Adam(lr 1e-3) step. `Net` is a module
+// holder whose forward takes one image batch.
 template <typename Net>
 class TorchVisionClassifier final : public Model {
  public:
@@ -54,49 +98,23 @@ class TorchVisionClassifier final : public Model {
                         std::vector<int64_t> image_shape = {3, 224, 224})
       : mode_(config.mode), net_(std::move(net)) {
     net_->to(config.device);
-    std::vector<int64_t> shape = {config.batch_size};
-    shape.insert(shape.end(), image_shape.begin(), image_shape.end());
-    example_input_ =
-        torch::randn(shape, torch::TensorOptions().device(config.device));
+    in_ = MakeTorchVisionInputs(net_, config, image_shape);
     if (mode_ == Mode::kTrain) {
-      // The reference runs one forward of the still-train()-mode model at
-      // construction to shape its targets, which moves every BN running stat
-      // once; mirror it (without autograd: same running stats).
-      torch::Tensor example_output;
-      {
-        torch::NoGradGuard no_grad;
-        net_->train();
-        example_output = net_->forward(example_input_);
-      }
-      // example_outputs (rand_like of that output) only feeds the
-      // reference's CUDA-graph path; drawing it keeps the RNG stream aligned.
-      (void)torch::rand_like(example_output);
-      real_input_ = torch::rand_like(example_input_);
-      real_target_ = torch::rand_like(example_output);
       net_->train();
       optimizer_ = std::make_unique<torch::optim::Adam>(
           net_->parameters(), torch::optim::AdamOptions(1e-3));
     } else {
       net_->eval();
     }
-    if (config.channels_last) {
-      // enable_channels_last() converts module and 4-D inputs after __init__.
-      ToChannelsLast(*net_);
-      example_input_ =
-          example_input_.contiguous(torch::MemoryFormat::ChannelsLast);
-      if (real_input_.defined()) {
-        real_input_ = real_input_.contiguous(torch::MemoryFormat::ChannelsLast);
-      }
-    }
   }
 
   torch::Tensor Step() override {
-    if (mode_ == Mode::kEval) return net_->forward(example_input_);
+    if (mode_ == Mode::kEval) return net_->forward(in_.example_input);
     optimizer_->zero_grad();
-    torch::Tensor pred = net_->forward(real_input_);
+    torch::Tensor pred = net_->forward(in_.real_input);
     // Class-probability targets of pred's shape (not class indices).
     torch::Tensor loss =
-        torch::nn::functional::cross_entropy(pred, real_target_);
+        torch::nn::functional::cross_entropy(pred, in_.real_target);
     loss.backward();
     optimizer_->step();
     return loss.detach();
@@ -112,9 +130,7 @@ class TorchVisionClassifier final : public Model {
  private:
   Mode mode_;
   Net net_;
-  torch::Tensor example_input_;
-  torch::Tensor real_input_;
-  torch::Tensor real_target_;
+  TorchVisionInputs in_;
   std::unique_ptr<torch::optim::Adam> optimizer_;
 };
 

@@ -123,28 +123,10 @@ class SqueezeNetTrain final : public Model {
 
   explicit SqueezeNetTrain(const ModelConfig& config) {
     net_->to(config.device);
-    example_input_ = torch::randn({config.batch_size, 3, 224, 224},
-                                  torch::TensorOptions().device(config.device));
-    torch::Tensor example_output;
-    {
-      // The reference keeps autograd on here; the graph is dropped at once,
-      // so no-grad changes nothing but the peak memory of construction.
-      torch::NoGradGuard no_grad;
-      net_->train();
-      example_output = net_->forward(example_input_);
-    }
-    // TorchVisionModel's example_outputs, real_input and real_output: unused
-    // by this train(), but the reference allocates them (device memory) and
-    // draws them (RNG stream).
-    example_output_ = torch::rand_like(example_output);
-    real_input_ = torch::rand_like(example_input_);
-    real_output_ = torch::rand_like(example_output_);
-    if (config.channels_last) {
-      common::ToChannelsLast(*net_);
-      example_input_ =
-          example_input_.contiguous(torch::MemoryFormat::ChannelsLast);
-      real_input_ = real_input_.contiguous(torch::MemoryFormat::ChannelsLast);
-    }
+    // The family's example_outputs, real_input and real_output are unused by
+    // this train(), but the reference allocates (device memory) and draws
+    // (RNG stream) them all.
+    in_ = common::MakeTorchVisionInputs(net_, config, {3, 224, 224});
   }
 
   // Returns the last micro-batch's loss (the reference returns nothing).
@@ -154,7 +136,7 @@ class SqueezeNetTrain final : public Model {
     optimizer.zero_grad();
     torch::Tensor loss;
     for (int i = 0; i < kEpochSize; ++i) {
-      torch::Tensor pred = net_->forward(example_input_);
+      torch::Tensor pred = net_->forward(in_.example_input);
       torch::Tensor y =
           torch::empty(
               {pred.size(0)},
@@ -176,10 +158,7 @@ class SqueezeNetTrain final : public Model {
 
  private:
   SqueezeNet net_;
-  torch::Tensor example_input_;
-  torch::Tensor example_output_;
-  torch::Tensor real_input_;
-  torch::Tensor real_output_;
+  common::TorchVisionInputs in_;
 };
 
 std::unique_ptr<Model> MakeSqueezeNet(const ModelConfig& config) {
