@@ -35,6 +35,16 @@ if(NOT Torch_FOUND)
   find_package(Torch REQUIRED)
 endif()
 
+# LibTorch's Caffe2/public/mkl.cmake sets caffe2::mkl's link directories to
+# ${MKL_ROOT}/lib/{intel64,intel64_win,win-x64} even when it found no MKL
+# (pytorch/pytorch#73008); with MKL_ROOT empty they become /lib/intel64 and
+# friends and land in every executable's run path. The wheels link MKL
+# statically into libtorch_cpu, so without a found MKL those directories
+# serve nothing.
+if(TARGET caffe2::mkl AND NOT MKL_FOUND)
+  set_property(TARGET caffe2::mkl PROPERTY INTERFACE_LINK_DIRECTORIES "")
+endif()
+
 if(Torch_VERSION VERSION_LESS 2.11)
   message(FATAL_ERROR "TorchBench needs LibTorch >= 2.11, found ${Torch_VERSION}")
 endif()

@@ -4,6 +4,15 @@
 # TorchBench::models.
 include(CMakePackageConfigHelpers)
 
+# The installed program finds the libraries it was built against that lie
+# outside the install prefix and the system's directories: LibTorch's lib/
+# (a wheel or a distribution) and the CUDA runtime's.
+# LibTorch's libraries are linked by full path, which
+# INSTALL_RPATH_USE_LINK_PATH does not count, so its lib/ is named.
+set_target_properties(torchbench PROPERTIES
+  INSTALL_RPATH "${TORCH_INSTALL_PREFIX}/lib"
+  INSTALL_RPATH_USE_LINK_PATH ON)
+
 install(TARGETS torchbench_harness torchbench_models torchbench
   EXPORT TorchBenchTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

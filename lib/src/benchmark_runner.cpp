@@ -9,8 +9,11 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <regex>
+#include <set>
 #include <sstream>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -152,6 +155,41 @@ int NoMatch(const std::string& filter) {
 
 }  // namespace
 
+std::vector<int64_t> ResolveBatchSizes(const ModelSpec& spec, Mode mode,
+                                       const std::vector<int64_t>& requested,
+                                       std::vector<RegistrationNote>* notes) {
+  const int64_t default_size = spec.DefaultBatchSize(mode);
+  auto note = [&](int64_t runs, std::string text) {
+    if (notes != nullptr) {
+      notes->push_back({InstanceName(spec.name, mode, runs), std::move(text)});
+    }
+  };
+  if (requested.empty()) return {default_size};
+  if (spec.fixed_batch_size) {
+    note(default_size,
+         absl::StrCat(spec.name, " ", ModeName(mode),
+                      " has a fixed batch size; running batch_size:",
+                      default_size, " only"));
+    return {default_size};
+  }
+  const int64_t smallest = spec.MinBatchSize(mode);
+  std::vector<int64_t> sizes;
+  for (int64_t size : requested) {
+    if (size < smallest) {
+      note(smallest, absl::StrCat(spec.name, " ", ModeName(mode),
+                                  " needs batch_size >= ", smallest, " (",
+                                  spec.min_batch_size_reason,
+                                  "); running batch_size:", smallest,
+                                  " instead of ", size));
+      size = smallest;
+    }
+    if (std::find(sizes.begin(), sizes.end(), size) == sizes.end()) {
+      sizes.push_back(size);
+    }
+  }
+  return sizes;
+}
+
 std::vector<std::string> RegisterModelBenchmarks(
     const Registry& registry, const RunOptions& options,
     std::vector<RegistrationNote>* notes) {
@@ -159,21 +197,12 @@ std::vector<std::string> RegisterModelBenchmarks(
   for (const RegisteredModel* entry : registry.List()) {
     for (Mode mode : {Mode::kTrain, Mode::kEval}) {
       if (!entry->spec.Supports(mode)) continue;
-      std::vector<int64_t> sizes = options.batch_sizes;
-      const int64_t default_size = entry->spec.DefaultBatchSize(mode);
-      if (sizes.empty()) {
-        sizes = {default_size};
-      } else if (entry->spec.fixed_batch_size) {
-        if (notes != nullptr) {
-          notes->push_back(
-              {InstanceName(entry->spec.name, mode, default_size),
-               absl::StrCat(entry->spec.name, " ", ModeName(mode),
-                            " has a fixed batch size; running batch_size:",
-                            default_size, " only")});
-        }
-        sizes = {default_size};
-      }
-      for (int64_t batch_size : sizes) {
+      for (int64_t batch_size :
+           ResolveBatchSizes(entry->spec, mode, options.batch_sizes, notes)) {
+        std::string name = InstanceName(entry->spec.name, mode, batch_size);
+        // Registering only what the filter selects lets Google Benchmark
+        // run exactly these, whatever it appends to their internal names.
+        if (!FilterSelects(options.filter, name)) continue;
         ModelConfig config;
         config.mode = mode;
         config.batch_size = batch_size;
@@ -182,7 +211,6 @@ std::vector<std::string> RegisterModelBenchmarks(
         config.channels_last =
             options.channels_last && entry->spec.supports_channels_last;
         config.seed = options.seed;
-        std::string name = InstanceName(entry->spec.name, mode, batch_size);
         const int warmup = options.warmup_steps;
         benchmark::RegisterBenchmark(
             name.c_str(),
@@ -196,6 +224,40 @@ std::vector<std::string> RegisterModelBenchmarks(
     }
   }
   return names;
+}
+
+std::string GoogleBenchmarkFilter(const std::string& filter,
+                                  const std::vector<std::string>& registered) {
+  if (filter.empty() || filter == "all") return "all";
+  // A negative filter already spared every registered name; the caller's
+  // own benchmarks see it unchanged.
+  if (filter.front() == '-' || registered.empty()) return filter;
+  std::vector<std::string> escaped;
+  escaped.reserve(registered.size());
+  for (const std::string& name : registered) {
+    std::string e;
+    for (char c : name) {
+      if (std::string_view(".[]()*+?{}|^$\\").find(c) !=
+          std::string_view::npos) {
+        e += '\\';
+      }
+      e += c;
+    }
+    escaped.push_back(std::move(e));
+  }
+  return absl::StrCat("^(", absl::StrJoin(escaped, "|"), ")/manual_time$|",
+                      filter);
+}
+
+std::string FilterError(const std::string& filter) {
+  if (filter.empty() || filter == "all") return "";
+  try {
+    const std::regex re(filter.front() == '-' ? filter.substr(1) : filter,
+                        std::regex::extended);
+  } catch (const std::regex_error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 bool FilterSelects(const std::string& filter, const std::string& name) {
@@ -233,10 +295,12 @@ bool ListModels(const Registry& registry, const std::string& format,
     try {
       ModelConfig config;
       config.mode = spec.Supports(Mode::kEval) ? Mode::kEval : Mode::kTrain;
-      config.batch_size = spec.fixed_batch_size
-                              ? spec.DefaultBatchSize(config.mode)
-                              : std::min(spec.test_batch_size,
-                                         spec.DefaultBatchSize(config.mode));
+      config.batch_size =
+          spec.fixed_batch_size
+              ? spec.DefaultBatchSize(config.mode)
+              : std::max(spec.MinBatchSize(config.mode),
+                         std::min(spec.test_batch_size,
+                                  spec.DefaultBatchSize(config.mode)));
       auto model = entry->Create(config);
       counts = CountElements(model->module());
     } catch (const std::exception& e) {
@@ -257,6 +321,8 @@ bool ListModels(const Registry& registry, const std::string& format,
           << ", \"eval_batch_size\": " << spec.eval_batch_size
           << ", \"fixed_batch_size\": "
           << (spec.fixed_batch_size ? "true" : "false")
+          << ", \"min_train_batch_size\": " << spec.MinBatchSize(Mode::kTrain)
+          << ", \"min_eval_batch_size\": " << spec.MinBatchSize(Mode::kEval)
           << ", \"parameters\": " << counts.parameters
           << ", \"buffers\": " << counts.buffers;
       if (!error.empty()) out << ", \"error\": " << Quote(error);
@@ -280,7 +346,21 @@ bool ListModels(const Registry& registry, const std::string& format,
   return ok;
 }
 
-int TorchBenchMain(int argc, char** argv) {
+namespace {
+
+// Lists the caller's own benchmarks as Google Benchmark would (called before
+// the TorchBench ones are registered). Returns how many it listed.
+size_t ListCallerBenchmarks(const std::string& filter) {
+  benchmark::ConsoleReporter lister;
+  std::ostringstream discarded;  // "Failed to match any benchmarks ..."
+  lister.SetOutputStream(&std::cout);
+  lister.SetErrorStream(&discarded);
+  return benchmark::RunSpecifiedBenchmarks(&lister, filter);
+}
+
+// The torchbench program and RunBenchmarks. `caller_benchmarks`: other
+// benchmarks may be registered beside TorchBench's.
+int RunMain(int argc, char** argv, bool caller_benchmarks) {
   auto flags = ParseHarnessFlags(&argc, argv);
   if (!flags.ok()) {
     std::cerr << "torchbench: " << flags.status().message() << "\n";
@@ -307,7 +387,12 @@ int TorchBenchMain(int argc, char** argv) {
   }
   ApplyPrecision(flags->precision);
 
-  Reporters reporters = MakeReporters(argc, argv);
+  // The reporters read Google Benchmark's output flags from argv before
+  // Initialize() consumes them; the names they own are added once
+  // registered.
+  auto owned = std::make_shared<std::set<std::string>>();
+  Reporters reporters = MakeReporters(
+      argc, argv, [owned](const auto& name) { return owned->count(name) > 0; });
   bool list_tests = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -318,6 +403,18 @@ int TorchBenchMain(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  const std::string filter = benchmark::GetBenchmarkFilter();
+  if (const std::string error = FilterError(filter); !error.empty()) {
+    std::cerr << "torchbench: --benchmark_filter='" << filter
+              << "' is not a valid regular expression: " << error << "\n";
+    return 2;
+  }
+
+  // Google Benchmark's listing would show "/manual_time" on TorchBench's
+  // names, so the caller's are listed first, by Google Benchmark, and
+  // TorchBench's after them, by the harness.
+  size_t listed = 0;
+  if (list_tests && caller_benchmarks) listed = ListCallerBenchmarks(filter);
 
   RunOptions options;
   options.device = device;
@@ -326,32 +423,30 @@ int TorchBenchMain(int argc, char** argv) {
   options.warmup_steps = flags->warmup_steps;
   options.seed = flags->seed;
   options.batch_sizes = flags->batch_sizes;
+  options.filter = filter;
   std::vector<RegistrationNote> notes;
   const std::vector<std::string> names =
       RegisterModelBenchmarks(Registry::Global(), options, &notes);
-  const std::string filter = benchmark::GetBenchmarkFilter();
-  if (list_tests) {
-    // Google Benchmark's own listing would show the "/manual_time" suffix.
-    size_t listed = 0;
-    for (const auto& name : names) {
-      if (FilterSelects(filter, name)) {
-        std::cout << name << "\n";
-        ++listed;
-      }
-    }
-    return listed > 0 ? 0 : NoMatch(filter);
-  }
   for (const auto& note : notes) {
     if (FilterSelects(filter, note.benchmark)) {
       std::cerr << "torchbench: note: " << note.text << "\n";
     }
   }
+  if (list_tests) {
+    for (const auto& name : names) std::cout << name << "\n";
+    listed += names.size();
+    return listed > 0 ? 0 : NoMatch(filter);
+  }
+  if (names.empty() && !caller_benchmarks) return NoMatch(filter);
   for (const auto& [key, value] : RunContext(device, *flags)) {
     benchmark::AddCustomContext(key, value);
   }
 
-  const size_t ran = benchmark::RunSpecifiedBenchmarks(reporters.display.get(),
-                                                       reporters.file.get());
+  owned->insert(names.begin(), names.end());
+  const std::string spec =
+      caller_benchmarks ? GoogleBenchmarkFilter(filter, names) : "all";
+  const size_t ran = benchmark::RunSpecifiedBenchmarks(
+      reporters.display.get(), reporters.file.get(), spec);
   ReleaseLiveInstance();
   benchmark::Shutdown();
   if (ran == 0) return NoMatch(filter);
@@ -365,6 +460,16 @@ int TorchBenchMain(int argc, char** argv) {
     std::cerr << "\n";
   }
   return 0;
+}
+
+}  // namespace
+
+int TorchBenchMain(int argc, char** argv) {
+  return RunMain(argc, argv, /*caller_benchmarks=*/false);
+}
+
+int RunBenchmarks(int argc, char** argv) {
+  return RunMain(argc, argv, /*caller_benchmarks=*/true);
 }
 
 }  // namespace torchbench

@@ -61,6 +61,11 @@ absl::StatusOr<std::unique_ptr<Instance>> CreateInstance(
         absl::StrCat("batch size ", config.batch_size, " for ", name,
                      ": must be at least 1"));
   }
+  if (config.batch_size < spec.MinBatchSize(config.mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, " ", ModeName(config.mode), " needs a batch size of at least ",
+        spec.MinBatchSize(config.mode), ": ", spec.min_batch_size_reason));
+  }
   if (spec.fixed_batch_size &&
       config.batch_size != spec.DefaultBatchSize(config.mode)) {
     return absl::InvalidArgumentError(

@@ -23,6 +23,11 @@ int64_t ModelSpec::DefaultBatchSize(Mode mode) const {
   return mode == Mode::kTrain ? train_batch_size : eval_batch_size;
 }
 
+int64_t ModelSpec::MinBatchSize(Mode mode) const {
+  return std::max<int64_t>(
+      1, mode == Mode::kTrain ? min_train_batch_size : min_eval_batch_size);
+}
+
 torch::Tensor Model::Forward(const std::vector<torch::Tensor>& /*inputs*/) {
   TORCH_CHECK(false, "this model has no Python reference forward");
 }

@@ -38,6 +38,16 @@ absl::Status Registry::Add(ModelSpec spec, ModelFactory factory,
           "model '", spec.name, "' (", file, ":", line, ") supports ",
           ModeName(mode), " but has no default batch size for it"));
     }
+    if (spec.DefaultBatchSize(mode) < spec.MinBatchSize(mode)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "model '", spec.name, "' (", file, ":", line, ") has a default ",
+          ModeName(mode), " batch size below its smallest valid one"));
+    }
+    if (spec.MinBatchSize(mode) > 1 && spec.min_batch_size_reason.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "model '", spec.name, "' (", file, ":", line,
+          ") sets a smallest batch size without min_batch_size_reason"));
+    }
   }
   if (!factory) {
     return absl::InvalidArgumentError(absl::StrCat(

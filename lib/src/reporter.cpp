@@ -47,8 +47,8 @@ std::unique_ptr<benchmark::BenchmarkReporter> Create(const std::string& format,
 }  // namespace
 
 ExactNameReporter::ExactNameReporter(
-    std::unique_ptr<benchmark::BenchmarkReporter> inner)
-    : inner_(std::move(inner)) {}
+    std::unique_ptr<benchmark::BenchmarkReporter> inner, OwnsBenchmark owns)
+    : inner_(std::move(inner)), owns_(std::move(owns)) {}
 
 void ExactNameReporter::ShareStreams() {
   // Google Benchmark points this reporter's streams at stdout or the
@@ -65,7 +65,11 @@ bool ExactNameReporter::ReportContext(const Context& context) {
 void ExactNameReporter::ReportRuns(const std::vector<Run>& runs) {
   ShareStreams();
   std::vector<Run> renamed = runs;
-  for (Run& run : renamed) run.run_name.time_type.clear();
+  for (Run& run : renamed) {
+    if (!owns_ || owns_(run.run_name.function_name)) {
+      run.run_name.time_type.clear();
+    }
+  }
   inner_->ReportRuns(renamed);
 }
 
@@ -74,7 +78,7 @@ void ExactNameReporter::Finalize() {
   inner_->Finalize();
 }
 
-Reporters MakeReporters(int argc, char** argv) {
+Reporters MakeReporters(int argc, char** argv, OwnsBenchmark owns) {
   const std::string color_flag =
       FlagValue(argc, argv, "benchmark_color", "auto");
   const bool color =
@@ -82,12 +86,15 @@ Reporters MakeReporters(int argc, char** argv) {
   const bool tabular =
       IsTrue(FlagValue(argc, argv, "benchmark_counters_tabular", "false"));
   Reporters reporters;
-  reporters.display = std::make_unique<ExactNameReporter>(Create(
-      FlagValue(argc, argv, "benchmark_format", "console"), color, tabular));
+  reporters.display = std::make_unique<ExactNameReporter>(
+      Create(FlagValue(argc, argv, "benchmark_format", "console"), color,
+             tabular),
+      owns);
   if (!FlagValue(argc, argv, "benchmark_out", "").empty()) {
     reporters.file = std::make_unique<ExactNameReporter>(
         Create(FlagValue(argc, argv, "benchmark_out_format", "json"),
-               /*color=*/false, tabular));
+               /*color=*/false, tabular),
+        std::move(owns));
   }
   return reporters;
 }

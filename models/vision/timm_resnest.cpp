@@ -251,6 +251,13 @@ ModelSpec Spec() {
   spec.train_batch_size = 32;  // DEFAULT_TRAIN_BSIZE
   spec.eval_batch_size = 32;   // DEFAULT_EVAL_BSIZE
   spec.test_batch_size = 2;
+  // Split attention's fc1 BatchNorm normalises a pooled 1x1 map: at batch 1
+  // in train mode it has one value per channel, which BatchNorm rejects
+  // (timm's model fails the same way).
+  spec.min_train_batch_size = 2;
+  spec.min_batch_size_reason =
+      "split attention's BatchNorm over a pooled 1x1 map needs more than one "
+      "value per channel in train mode; the reference fails at batch 1 too";
   spec.supports_channels_last = true;
   // timm 1.0.29 (and 1.0.31) create_model("resnest14d"), counted in Python
   // (sum(p.numel() for p in m.parameters()) and the same over m.buffers()).

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "torchbench/benchmark_runner.h"
 #include "torchbench/registry.h"
 
 namespace torchbench::testing {
@@ -39,10 +40,19 @@ inline std::vector<ModelMode> ModelModes() {
 }
 
 // The CPU test batch: the fixed batch where the model allows no other, else
-// the spec's small test batch (never above the default).
+// the spec's small test batch (never above the default, never below the
+// mode's smallest valid batch).
 inline int64_t TestBatchSize(const ModelSpec& spec, Mode mode) {
   if (spec.fixed_batch_size) return spec.DefaultBatchSize(mode);
-  return std::min(spec.test_batch_size, spec.DefaultBatchSize(mode));
+  return std::max(spec.MinBatchSize(mode),
+                  std::min(spec.test_batch_size, spec.DefaultBatchSize(mode)));
+}
+
+// The batch the CPU default set (tools/tb bench without a GPU, i.e.
+// --torchbench_batch_sizes=1) runs for this model and mode: the program's
+// own resolution of that request.
+inline int64_t DefaultSetBatchSize(const ModelSpec& spec, Mode mode) {
+  return ResolveBatchSizes(spec, mode, {1}, nullptr).front();
 }
 
 }  // namespace torchbench::testing

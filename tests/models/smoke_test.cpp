@@ -1,6 +1,8 @@
-// Every model and supported mode runs on the CPU at a small batch: the
-// returned loss/output is finite, a Train step changes parameters and an
-// Eval step changes no parameter or buffer.
+// Every model and supported mode runs on the CPU at the batch of the CPU
+// default set (what `tools/tb bench` runs without a GPU), through the same
+// set-up and warm-up as the program: the returned loss/output is finite, a
+// Train step changes parameters and an Eval step changes no parameter or
+// buffer.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -35,7 +37,7 @@ TEST_P(SmokeTest, StepsAreFiniteAndTouchOnlyWhatTheyShould) {
   }
   ModelConfig config;
   config.mode = mode;
-  config.batch_size = testing::TestBatchSize(spec, mode);
+  config.batch_size = testing::DefaultSetBatchSize(spec, mode);
   auto instance = CreateInstance(name, config);
   ASSERT_TRUE(instance.ok()) << instance.status();
 

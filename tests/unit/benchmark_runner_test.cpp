@@ -129,6 +129,27 @@ TEST_F(BenchmarkRunnerTest, NamesEveryModelModeAndBatchSize) {
   EXPECT_NE(notes[0].text.find("fixed batch size"), std::string::npos);
 }
 
+TEST(ResolveBatchSizesTest, RaisesRequestsBelowTheSmallestValidBatch) {
+  ModelSpec spec = Spec("bn");
+  spec.min_train_batch_size = 2;
+  spec.min_batch_size_reason = "BatchNorm over a 1x1 map";
+  std::vector<RegistrationNote> notes;
+  EXPECT_EQ(ResolveBatchSizes(spec, Mode::kTrain, {1, 2, 8}, &notes),
+            (std::vector<int64_t>{2, 8}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].benchmark, "bn/Train/batch_size:2");
+  EXPECT_NE(notes[0].text.find("BatchNorm over a 1x1 map"), std::string::npos)
+      << notes[0].text;
+  EXPECT_NE(notes[0].text.find("instead of 1"), std::string::npos);
+  notes.clear();
+  EXPECT_EQ(ResolveBatchSizes(spec, Mode::kEval, {1}, &notes),
+            (std::vector<int64_t>{1}));
+  EXPECT_TRUE(notes.empty());
+  EXPECT_EQ(ResolveBatchSizes(spec, Mode::kTrain, {}, &notes),
+            (std::vector<int64_t>{4}));
+  EXPECT_TRUE(notes.empty());
+}
+
 TEST(FilterSelectsTest, FollowsGoogleBenchmarkRules) {
   EXPECT_TRUE(FilterSelects("", "resnet50/Eval/batch_size:1"));
   EXPECT_TRUE(FilterSelects("all", "resnet50/Eval/batch_size:1"));
@@ -140,6 +161,53 @@ TEST(FilterSelectsTest, FollowsGoogleBenchmarkRules) {
   EXPECT_FALSE(
       FilterSelects("-soft", "soft_actor_critic/Train/batch_size:256"));
   EXPECT_TRUE(FilterSelects("-soft", "dlrm/Train/batch_size:2"));
+}
+
+TEST(FilterErrorTest, NamesBadPatterns) {
+  EXPECT_EQ(FilterError(""), "");
+  EXPECT_EQ(FilterError("^resnet50/Eval/batch_size:1$"), "");
+  EXPECT_NE(FilterError("resnet(50"), "");
+  EXPECT_NE(FilterError("-[a"), "");
+}
+
+void UsersOwnBenchmark(benchmark::State& state) {
+  for (auto _ : state) state.SetIterationTime(1e-6);
+}
+
+// Runs what `filter` selects among the fake models and two benchmarks of a
+// user's own, the way RunBenchmarks does; returns the reported names.
+std::vector<std::string> RunSelected(const Registry& registry,
+                                     const std::string& filter) {
+  benchmark::RegisterBenchmark("users_own", UsersOwnBenchmark)->UseManualTime();
+  benchmark::RegisterBenchmark("users_other", UsersOwnBenchmark);
+  RunOptions options;
+  options.warmup_steps = 0;
+  options.filter = filter;
+  const auto names = RegisterModelBenchmarks(registry, options, nullptr);
+  CollectingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter,
+                                    GoogleBenchmarkFilter(filter, names));
+  benchmark::ClearRegisteredBenchmarks();
+  std::vector<std::string> ran;
+  for (const auto& [name, run] : reporter.by_name) ran.push_back(name);
+  return ran;
+}
+
+TEST_F(BenchmarkRunnerTest, ExactFiltersSelectExactlyTheNamesPrinted) {
+  Registry registry;
+  ASSERT_TRUE(registry.Add(Spec("free"), MakeModel<GoodModel>(), "f", 1).ok());
+  ASSERT_TRUE(registry.Add(Spec("free2"), MakeModel<GoodModel>(), "f", 2).ok());
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(RunSelected(registry, "^free/Eval/batch_size:8$"),
+            Names{"free/Eval/batch_size:8"});
+  EXPECT_EQ(RunSelected(registry, "^free/Train/batch_size:4$|^users_own"),
+            (Names{"free/Train/batch_size:4", "users_own"}));
+  EXPECT_EQ(RunSelected(registry, "free2"),
+            (Names{"free2/Eval/batch_size:8", "free2/Train/batch_size:4"}));
+  EXPECT_EQ(RunSelected(registry, "-free|users_other"), (Names{"users_own"}));
+  EXPECT_EQ(RunSelected(registry, "-^free/|users"),
+            (Names{"free2/Eval/batch_size:8", "free2/Train/batch_size:4"}));
+  EXPECT_EQ(RunSelected(registry, "").size(), 6u);
 }
 
 TEST_F(BenchmarkRunnerTest, ErrorsSkipTheirInstanceAndTheRunGoesOn) {

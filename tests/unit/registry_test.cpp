@@ -73,6 +73,24 @@ TEST(RegistryTest, RejectsIncompleteSpecs) {
   EXPECT_EQ(registry.size(), 0u);
 }
 
+TEST(RegistryTest, RejectsUnexplainedOrImpossibleSmallestBatch) {
+  Registry registry;
+  ModelSpec no_reason = Spec("no_reason");
+  no_reason.min_train_batch_size = 2;
+  EXPECT_FALSE(registry.Add(no_reason, MakeModel<TinyModel>(), "f", 1).ok());
+  ModelSpec above_default = Spec("above_default");
+  above_default.min_eval_batch_size = 16;  // The default is 8.
+  above_default.min_batch_size_reason = "why";
+  EXPECT_FALSE(
+      registry.Add(above_default, MakeModel<TinyModel>(), "f", 1).ok());
+  ModelSpec fine = Spec("fine");
+  fine.min_train_batch_size = 2;
+  fine.min_batch_size_reason = "BatchNorm over a 1x1 map";
+  EXPECT_TRUE(registry.Add(fine, MakeModel<TinyModel>(), "f", 1).ok());
+  EXPECT_EQ(registry.Find("fine")->spec.MinBatchSize(Mode::kTrain), 2);
+  EXPECT_EQ(registry.Find("fine")->spec.MinBatchSize(Mode::kEval), 1);
+}
+
 TEST(RegistryTest, CreateSeedsSoBuildsRepeat) {
   Registry registry;
   ASSERT_TRUE(registry.Add(Spec("tiny"), MakeModel<TinyModel>(), "f", 1).ok());

@@ -26,6 +26,30 @@ TEST(ExactNameReporterTest, DropsTheManualTimeSuffix) {
   EXPECT_EQ(out.str().find("manual_time"), std::string::npos) << out.str();
 }
 
+TEST(ExactNameReporterTest, LeavesOtherBenchmarksNamesAlone) {
+  std::ostringstream out;
+  ExactNameReporter reporter(std::make_unique<benchmark::JSONReporter>(),
+                             [](const std::string& name) {
+                               return name == "resnet50/Eval/batch_size:1";
+                             });
+  reporter.SetOutputStream(&out);
+  reporter.SetErrorStream(&out);
+  benchmark::BenchmarkReporter::Run ours;
+  ours.run_name.function_name = "resnet50/Eval/batch_size:1";
+  ours.run_name.time_type = "manual_time";
+  ours.iterations = 1;
+  benchmark::BenchmarkReporter::Run theirs = ours;
+  theirs.run_name.function_name = "BM_UsersOwn";
+  reporter.ReportRuns({ours, theirs});
+  reporter.Finalize();
+  EXPECT_NE(out.str().find("\"name\": \"resnet50/Eval/batch_size:1\","),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("\"name\": \"BM_UsersOwn/manual_time\","),
+            std::string::npos)
+      << out.str();
+}
+
 TEST(MakeReportersTest, FileReporterOnlyWithBenchmarkOut) {
   char arg0[] = "tb";
   char arg1[] = "--benchmark_out=x.json";

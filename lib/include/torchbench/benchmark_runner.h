@@ -27,6 +27,9 @@ struct RunOptions {
   int warmup_steps = 3;
   uint64_t seed = 1337;
   std::vector<int64_t> batch_sizes;  // Empty: each model's defaults.
+  // A --benchmark_filter value: only the instances whose exact names it
+  // selects are registered. Empty: all.
+  std::string filter;
 };
 
 // A remark about one registered benchmark, e.g. that a fixed-batch model
@@ -36,10 +39,18 @@ struct RegistrationNote {
   std::string text;
 };
 
+// Returns the batch sizes `spec` runs in `mode` when `requested` are asked
+// for (empty: the model's default), in request order without repeats. A
+// fixed-batch model runs only its default; a request below the mode's
+// smallest valid batch (ModelSpec::MinBatchSize) runs at that batch. Each
+// such change adds a note (when `notes` is not null).
+std::vector<int64_t> ResolveBatchSizes(const ModelSpec& spec, Mode mode,
+                                       const std::vector<int64_t>& requested,
+                                       std::vector<RegistrationNote>* notes);
+
 // Registers one benchmark per model x supported mode x batch size of
-// `registry`. Models with a fixed batch size run only their default; each
-// such case adds a note (when `notes` is not null). Returns the registered
-// names.
+// `registry` (batch sizes from ResolveBatchSizes) whose exact name
+// options.filter selects. Returns the registered names.
 std::vector<std::string> RegisterModelBenchmarks(
     const Registry& registry, const RunOptions& options,
     std::vector<RegistrationNote>* notes);
@@ -49,6 +60,19 @@ std::vector<std::string> RegisterModelBenchmarks(
 // "" and "all" select everything.
 bool FilterSelects(const std::string& filter, const std::string& name);
 
+// Returns why a --benchmark_filter value is not a valid extended regular
+// expression, or "" when it is.
+std::string FilterError(const std::string& filter);
+
+// Returns the filter to hand Google Benchmark so that it runs exactly the
+// TorchBench benchmarks `registered` (the names RegisterModelBenchmarks
+// returned for `filter`) and, among any other benchmarks of the process,
+// those `filter` selects. Google Benchmark matches manually timed benchmarks
+// by an internal name ending in "/manual_time"; this keeps `^name$` working
+// on the names the harness prints.
+std::string GoogleBenchmarkFilter(const std::string& filter,
+                                  const std::vector<std::string>& registered);
+
 // Returns how many benchmark instances errored since the process started.
 int ErroredInstances();
 
@@ -57,9 +81,9 @@ void ReleaseLiveInstance();
 
 // Prints every model's metadata and element counts (built on the CPU) as a
 // table or as JSON (a list of objects with name, domain, task, reference,
-// modes, train_batch_size, eval_batch_size, fixed_batch_size, parameters,
-// buffers). Returns false when a model failed to build (it is listed with an
-// "error" field).
+// modes, train_batch_size, eval_batch_size, fixed_batch_size,
+// min_train_batch_size, min_eval_batch_size, parameters, buffers). Returns
+// false when a model failed to build (it is listed with an "error" field).
 bool ListModels(const Registry& registry, const std::string& format,
                 std::ostream& out);
 
@@ -67,6 +91,21 @@ bool ListModels(const Registry& registry, const std::string& format,
 // for bad flags, a filter that matches nothing, or (unless
 // --torchbench_fail_on_error=false) any errored instance.
 int TorchBenchMain(int argc, char** argv);
+
+// Runs TorchBench's model benchmarks beside the caller's own Google Benchmark
+// benchmarks, from the caller's main():
+//
+//   BENCHMARK(BM_MyTokenizer);   // the caller's own, as usual
+//   int main(int argc, char** argv) {
+//     return torchbench::RunBenchmarks(argc, argv);
+//   }
+//
+// Takes the same --torchbench_* and --benchmark_* flags as the torchbench
+// program and gives the TorchBench benchmarks the same names, counters, JSON
+// context and exit codes; the caller's benchmarks keep Google Benchmark's
+// own names and filter rules. Call it once, instead of benchmark::Initialize
+// and benchmark::RunSpecifiedBenchmarks.
+int RunBenchmarks(int argc, char** argv);
 
 }  // namespace torchbench
 

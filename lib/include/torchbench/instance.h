@@ -53,7 +53,8 @@ std::string InstanceName(const std::string& model, Mode mode,
 
 // Builds the registered model `name` for `config` (the embedding entry
 // point). Returns NotFound for an unknown name, InvalidArgument for an
-// unsupported mode, a batch size below 1, or a batch size other than the
+// unsupported mode, a batch size below 1 or below the model's smallest
+// valid one (ModelSpec::MinBatchSize), or a batch size other than the
 // default of a fixed-batch model; Internal with the model's message when
 // building throws.
 absl::StatusOr<std::unique_ptr<Instance>> CreateInstance(

@@ -94,6 +94,12 @@ struct ModelSpec {
   int64_t eval_batch_size = 0;   // DEFAULT_EVAL_BSIZE; 0 if no Eval.
   // ALLOW_CUSTOMIZE_BSIZE = False in TorchBench: only the defaults run.
   bool fixed_batch_size = false;
+  // The smallest batch each mode can run (e.g. 2 where a Train-mode
+  // BatchNorm sees a 1x1 map at batch 1, which the reference rejects too),
+  // and why. Requests below it run at it instead, with a note.
+  int64_t min_train_batch_size = 1;
+  int64_t min_eval_batch_size = 1;
+  std::string min_batch_size_reason;
   // Smallest batch the CPU tests use (ignored when fixed_batch_size).
   int64_t test_batch_size = 2;
   // Whether --torchbench_channels_last applies (4-D image inputs).
@@ -127,6 +133,8 @@ struct ModelSpec {
   bool Supports(Mode mode) const;
   // Returns the default batch size for `mode` (0 if unsupported).
   int64_t DefaultBatchSize(Mode mode) const;
+  // Returns the smallest batch size `mode` can run (1 unless set).
+  int64_t MinBatchSize(Mode mode) const;
 };
 
 // Parameter and buffer element counts of a module (every element, trainable

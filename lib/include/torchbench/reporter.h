@@ -10,16 +10,25 @@
 
 #include <benchmark/benchmark.h>
 
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace torchbench {
 
-// Forwards every call to `inner`, with each run's time-type suffix removed.
+// Says whether a benchmark (by the name it was registered under) is one of
+// the harness's; null means every benchmark is.
+using OwnsBenchmark = std::function<bool(const std::string& name)>;
+
+// Forwards every call to `inner`, with the time-type suffix removed from the
+// runs of the benchmarks `owns` accepts (others, e.g. a user's own manually
+// timed benchmarks beside TorchBench's, keep Google Benchmark's names).
 class ExactNameReporter : public benchmark::BenchmarkReporter {
  public:
   explicit ExactNameReporter(
-      std::unique_ptr<benchmark::BenchmarkReporter> inner);
+      std::unique_ptr<benchmark::BenchmarkReporter> inner,
+      OwnsBenchmark owns = nullptr);
   bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override;
@@ -27,17 +36,19 @@ class ExactNameReporter : public benchmark::BenchmarkReporter {
  private:
   void ShareStreams();
   std::unique_ptr<benchmark::BenchmarkReporter> inner_;
+  OwnsBenchmark owns_;
 };
 
 // The reporters Google Benchmark would create from --benchmark_format,
 // --benchmark_color, --benchmark_counters_tabular and --benchmark_out_format
 // (read from argv, which is left unchanged), each wrapped in
-// ExactNameReporter. `file` is null when --benchmark_out is not given.
+// ExactNameReporter with `owns`. `file` is null when --benchmark_out is not
+// given.
 struct Reporters {
   std::unique_ptr<benchmark::BenchmarkReporter> display;
   std::unique_ptr<benchmark::BenchmarkReporter> file;
 };
-Reporters MakeReporters(int argc, char** argv);
+Reporters MakeReporters(int argc, char** argv, OwnsBenchmark owns = nullptr);
 
 }  // namespace torchbench
 

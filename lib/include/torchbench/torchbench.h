@@ -13,12 +13,19 @@
 //   torch::Tensor loss = (*instance)->Step();
 //   int64_t params = (*instance)->counts().parameters;
 //   const torchbench::ModelSpec& spec = (*instance)->spec();
+//
+// or runs TorchBench's benchmarks beside its own Google Benchmark ones:
+//
+//   int main(int argc, char** argv) {
+//     return torchbench::RunBenchmarks(argc, argv);
+//   }
 #ifndef TORCHBENCH_TORCHBENCH_H_
 #define TORCHBENCH_TORCHBENCH_H_
 
-#include "torchbench/device.h"    // IWYU pragma: export
-#include "torchbench/instance.h"  // IWYU pragma: export
-#include "torchbench/model.h"     // IWYU pragma: export
-#include "torchbench/registry.h"  // IWYU pragma: export
+#include "torchbench/benchmark_runner.h"  // IWYU pragma: export
+#include "torchbench/device.h"            // IWYU pragma: export
+#include "torchbench/instance.h"          // IWYU pragma: export
+#include "torchbench/model.h"             // IWYU pragma: export
+#include "torchbench/registry.h"          // IWYU pragma: export
 
 #endif  // TORCHBENCH_TORCHBENCH_H_
