@@ -16,12 +16,15 @@
 #include <torch/utils.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "torchbench/deterministic_fill.h"
+#include "torchbench/golden.h"
 #include "torchbench/model.h"
 
 namespace torchbench::common {
@@ -282,13 +285,26 @@ class PhlippeClassifier final : public Model {
       net_->eval();
       return net_->forward(images_);
     }
-    net_->train();
-    torch::Tensor loss =
-        torch::nn::functional::cross_entropy(net_->forward(images_), targets_);
-    loss.backward();
-    optimizer_->step();
-    optimizer_->zero_grad();
-    return loss.detach();
+    return TrainStep(nullptr);
+  }
+
+  // The reference's eval() and two train() calls on filled inputs, as
+  // tools/golden/adapters/phlippe_resnet.py records them.
+  std::map<std::string, torch::Tensor> GoldenOutputs() override {
+    const auto options = images_.options();
+    images_ = DeterministicTensor("images", images_.sizes()).to(options);
+    targets_ = DeterministicIntegers("targets", targets_.sizes(), 0, 10)
+                   .to(targets_.device());
+    std::map<std::string, torch::Tensor> out;
+    {
+      torch::NoGradGuard no_grad;
+      net_->eval();
+      out["eval_output"] = net_->forward(images_);
+    }
+    TrainStep(&out);
+    TrainStep(nullptr);
+    RecordEdgeParameters(*net_, "after_2_steps:", /*gradients=*/false, &out);
+    return out;
   }
 
   torch::nn::Module& module() override { return *net_; }
@@ -299,6 +315,23 @@ class PhlippeClassifier final : public Model {
   }
 
  private:
+  // The reference's train(); `record` (golden check) gets the output, loss
+  // and edge gradients as they are before the optimizer step.
+  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* record) {
+    net_->train();
+    torch::Tensor output = net_->forward(images_);
+    torch::Tensor loss = torch::nn::functional::cross_entropy(output, targets_);
+    loss.backward();
+    if (record != nullptr) {
+      (*record)["output"] = output.detach();
+      (*record)["loss"] = loss.detach();
+      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, record);
+    }
+    optimizer_->step();
+    optimizer_->zero_grad();
+    return loss.detach();
+  }
+
   Mode mode_;
   Net net_;
   torch::Tensor images_;

@@ -170,6 +170,9 @@ ModelSpec Spec() {
   // (sum(p.numel() for p in m.parameters()) and the same over m.buffers()).
   spec.reference_parameters = 239146;
   spec.reference_buffers = 7972;
+  // Outputs, loss, gradients and two optimizer steps of the reference's own
+  // code on filled weights (tools/golden/adapters/phlippe_densenet.py).
+  spec.golden_file = "phlippe_densenet.golden";
   return spec;
 }
 

@@ -140,6 +140,9 @@ ModelSpec Spec() {
   // (sum(p.numel() for p in m.parameters()) and the same over m.buffers()).
   spec.reference_parameters = 272378;
   spec.reference_buffers = 1395;
+  // Outputs, loss, gradients and two optimizer steps of the reference's own
+  // code on filled weights (tools/golden/adapters/phlippe_resnet.py).
+  spec.golden_file = "phlippe_resnet.golden";
   return spec;
 }
 

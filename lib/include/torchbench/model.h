@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -69,6 +70,17 @@ class Model {
   // inputs, for fidelity tests against a Python reference package. Models
   // without a Python reference keep the default, which throws.
   virtual torch::Tensor Forward(const std::vector<torch::Tensor>& inputs);
+
+  // Runs the computation a golden file records (ModelSpec::golden_file), for
+  // the golden test: the harness built the model for the file's mode and
+  // batch size and filled every parameter and buffer with
+  // DeterministicFill. The model makes its inputs with DeterministicTensor /
+  // DeterministicIntegers under the names its tools/golden/ adapter uses,
+  // runs what the reference runs (forward; loss and backward where it
+  // defines them) with its randomness off, and returns the tensors by the
+  // golden file's keys ("output", "loss", "grad:<parameter>", ...). Models
+  // without a golden file keep the default, which throws.
+  virtual std::map<std::string, torch::Tensor> GoldenOutputs();
 };
 
 using ModelFactory =
@@ -128,6 +140,14 @@ struct ModelSpec {
   // and compares Forward() outputs on reference_input_shape.
   std::string python_reference;
   std::vector<int64_t> reference_input_shape;
+
+  // The golden file under tests/golden/ (e.g. "dlrm.golden") made from the
+  // reference's own code by tools/golden/make_golden.py, for models without
+  // a pip reference. The golden test runs GoldenOutputs() against it.
+  std::string golden_file;
+  // Set only when a model has neither python_reference nor golden_file: why
+  // its outputs cannot be checked against the reference.
+  std::string no_reference_check;
 
   // Returns whether `mode` is supported.
   bool Supports(Mode mode) const;

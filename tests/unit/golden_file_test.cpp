@@ -1,0 +1,91 @@
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "torchbench/golden.h"
+
+namespace torchbench {
+namespace {
+
+std::string WriteTemp(const std::string& text) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() /
+       ("golden_" + std::to_string(std::rand()) + ".golden"))
+          .string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+constexpr char kValid[] = R"(torchbench-golden 1
+fill 1
+model tiny
+reference somewhere at some commit
+mode train
+batch_size 2
+dtype float32
+note dropout off on both sides
+tensor output 2,2 10 10 4
+sample output 0 1
+sample output 3 4
+tensor loss - 0.5 0.5 0.5
+sample loss 0 0.5
+)";
+
+TEST(GoldenFileTest, ReadsEveryField) {
+  const std::string path = WriteTemp(kValid);
+  auto golden = ReadGoldenFile(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(golden.ok()) << golden.status();
+  EXPECT_EQ(golden->fill_version, 1);
+  EXPECT_EQ(golden->model, "tiny");
+  EXPECT_EQ(golden->reference, "somewhere at some commit");
+  EXPECT_EQ(golden->mode, "train");
+  EXPECT_EQ(golden->batch_size, 2);
+  ASSERT_EQ(golden->notes.size(), 1u);
+  ASSERT_EQ(golden->tensors.size(), 2u);
+  const TensorSummary& out = golden->tensors.at("output");
+  EXPECT_EQ(out.shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(out.samples.size(), 2u);
+  EXPECT_TRUE(golden->tensors.at("loss").shape.empty());
+
+  torch::Tensor exact = torch::tensor({{1.0, 2.0}, {3.0, 4.0}}, torch::kDouble);
+  EXPECT_EQ(GoldenError(out, exact), 0.0);
+  EXPECT_NEAR(GoldenError(out, exact + 1e-3), 4e-3 / 10, 1e-9);
+  EXPECT_TRUE(std::isinf(GoldenError(out, torch::ones({4}))));
+  EXPECT_EQ(GoldenError(golden->tensors.at("loss"), torch::tensor(0.5)), 0.0);
+}
+
+TEST(GoldenFileTest, MalformedFilesNameTheLine) {
+  for (const char* text :
+       {"not golden\n", "torchbench-golden 1\nmode sideways\n",
+        "torchbench-golden 1\nsample output 0 1\n",
+        "torchbench-golden 1\ntensor output 2,x 1 1 1\n",
+        "torchbench-golden 1\nmodel m\nmode eval\nbatch_size 1\n"}) {
+    const std::string path = WriteTemp(text);
+    auto golden = ReadGoldenFile(path);
+    std::remove(path.c_str());
+    EXPECT_EQ(golden.status().code(), absl::StatusCode::kInvalidArgument)
+        << text;
+    EXPECT_NE(golden.status().message().find(".golden:"), std::string::npos);
+  }
+  EXPECT_EQ(ReadGoldenFile("/no/such.golden").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(GoldenFileTest, SamplesSpreadOverTheTensor) {
+  EXPECT_TRUE(SampleIndices(0).empty());
+  EXPECT_EQ(SampleIndices(1), (std::vector<int64_t>{0}));
+  EXPECT_EQ(SampleIndices(3), (std::vector<int64_t>{0, 1, 2}));
+  const auto many = SampleIndices(1000);
+  ASSERT_EQ(many.size(), 32u);
+  EXPECT_EQ(many.front(), 0);
+  EXPECT_EQ(many.back(), 999);
+}
+
+}  // namespace
+}  // namespace torchbench

@@ -1,0 +1,115 @@
+"""Loads a TorchBench model's own code from a pytorch/benchmark checkout and
+runs its own train()/eval() on deterministically filled weights and inputs.
+
+TorchBench's package __init__ pulls in its whole framework (components/,
+install scripts, yaml configs); a model's code needs only a few names from it.
+These are given as small stand-ins, so each model's __init__.py, its network
+classes and its train() run unchanged:
+  torchbenchmark            a package rooted at the checkout's torchbenchmark/
+  torchbenchmark.util.model BenchmarkModel: stores test, device, batch_size,
+                            extra_args as the real base class does
+  torchbenchmark.util.env_check.set_random_seed
+"""
+
+import importlib
+import pathlib
+import sys
+import types
+
+
+class _BenchmarkModel:
+    """What a model's __init__ reads from TorchBench's BenchmarkModel."""
+
+    def __init__(self, test, device, jit=False, batch_size=None, extra_args=None):
+        self.test = test
+        self.device = device
+        self.jit = jit
+        self.batch_size = batch_size
+        self.extra_args = extra_args or []
+        self.dargs = types.SimpleNamespace(precision="fp32")
+        self.opt_args = types.SimpleNamespace()
+
+    def _set_mode(self, train):
+        self.model.train(train)
+
+
+def _set_random_seed():
+    import random
+
+    import numpy as np
+    import torch
+
+    torch.manual_seed(1337)
+    random.seed(1337)
+    np.random.seed(1337)
+
+
+def load_model_package(root, name):
+    """Imports torchbenchmark.models.<name> from the checkout at `root`."""
+    root = pathlib.Path(root)
+    package = sys.modules.get("torchbenchmark")
+    if package is None:
+        package = types.ModuleType("torchbenchmark")
+        package.__path__ = [str(root / "torchbenchmark")]
+        package.REPO_PATH = str(root)
+        sys.modules["torchbenchmark"] = package
+        util = types.ModuleType("torchbenchmark.util")
+        util.__path__ = [str(root / "torchbenchmark" / "util")]
+        sys.modules["torchbenchmark.util"] = util
+        model = types.ModuleType("torchbenchmark.util.model")
+        model.BenchmarkModel = _BenchmarkModel
+        sys.modules["torchbenchmark.util.model"] = model
+        env_check = types.ModuleType("torchbenchmark.util.env_check")
+        env_check.set_random_seed = _set_random_seed
+        sys.modules["torchbenchmark.util.env_check"] = env_check
+        models = types.ModuleType("torchbenchmark.models")
+        models.__path__ = [str(root / "torchbenchmark" / "models")]
+        sys.modules["torchbenchmark.models"] = models
+    return importlib.import_module(f"torchbenchmark.models.{name}")
+
+
+def record_edges(module, prefix, out, gradients=False):
+    """The twin of the C++ RecordEdgeParameters: the first and last
+    parameters in registration order, or their gradients."""
+    named = list(module.named_parameters())
+    if not named:
+        return
+    for name, p in (named[0], named[-1]):
+        value = p.grad if gradients else p
+        if value is None:
+            raise ValueError(f"parameter {name} has no gradient")
+        out[prefix + name] = value.detach().clone()
+
+
+class StepRecorder:
+    """Records, during the first optimizer step of a reference train(), the
+    network's last output, the loss its criterion returned and the edge
+    gradients (taken just before the optimizer updates anything)."""
+
+    def __init__(self, net, optimizer, criterion=None):
+        self.results = {}
+        self._output = None
+        self._loss = None
+        self._handles = [net.register_forward_hook(self._on_output)]
+        if criterion is not None:
+            self._handles.append(criterion.register_forward_hook(self._on_loss))
+        self._handles.append(optimizer.register_step_pre_hook(self._on_step))
+        self._net = net
+
+    def _on_output(self, module, args, output):
+        self._output = output
+
+    def _on_loss(self, module, args, output):
+        self._loss = output
+
+    def _on_step(self, optimizer, args, kwargs):
+        if "output" in self.results:
+            return
+        self.results["output"] = self._output.detach().clone()
+        if self._loss is not None:
+            self.results["loss"] = self._loss.detach().clone()
+        record_edges(self._net, "grad:", self.results, gradients=True)
+
+    def close(self):
+        for handle in self._handles:
+            handle.remove()
