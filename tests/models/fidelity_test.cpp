@@ -7,13 +7,15 @@
 //   TORCHBENCH_REFERENCE_DIR  where reference files are kept (and made).
 //   TORCHBENCH_PYTHON         the Python that runs tools/make_reference.py.
 //   TORCHBENCH_SOURCE_DIR     the source tree holding tools/.
-// Reference files already in TORCHBENCH_REFERENCE_DIR are reused.
+// Reference files already in TORCHBENCH_REFERENCE_DIR are reused when their
+// format_version is kReferenceFormatVersion, and remade otherwise.
 #include <gtest/gtest.h>
 #include <torch/nn/modules/dropout.h>
 #include <torch/types.h>
 #include <torch/utils.h>
 
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -22,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "test_paths.h"
 #include "torchbench/registry.h"
@@ -32,6 +35,10 @@ namespace {
 
 constexpr double kMaxRelativeError = 1e-4;
 constexpr int kReferenceSeed = 0;
+// make_reference.py's FORMAT_VERSION: bumped with any change to what it
+// writes, so that a reference cached by an older script is remade rather
+// than compared against.
+constexpr int64_t kReferenceFormatVersion = 2;
 
 std::vector<std::string> ModelsWithReference() {
   std::vector<std::string> names;
@@ -110,6 +117,13 @@ double RelativeError(const torch::Tensor& actual,
   return scale > 0 ? diff / scale : diff;
 }
 
+// The io file's format_version, or -1 when it has none.
+int64_t FormatVersion(const std::map<std::string, torch::Tensor>& io) {
+  auto it = io.find("format_version");
+  if (it == io.end() || it->second.numel() != 1) return -1;
+  return it->second.to(torch::kLong).item<int64_t>();
+}
+
 class FidelityTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FidelityTest, MatchesPythonReference) {
@@ -127,14 +141,19 @@ TEST_P(FidelityTest, MatchesPythonReference) {
   const std::string weights_path = stem + ".weights.safetensors";
   const std::string io_path = stem + ".io.safetensors";
 
-  if (!std::filesystem::exists(io_path) ||
-      !std::filesystem::exists(weights_path)) {
+  absl::StatusOr<std::map<std::string, torch::Tensor>> io =
+      absl::NotFoundError(io_path);
+  if (std::filesystem::exists(io_path) &&
+      std::filesystem::exists(weights_path)) {
+    io = ReadSafetensors(io_path);
+  }
+  if (!io.ok() || FormatVersion(*io) != kReferenceFormatVersion) {
     const std::string python = GetEnv("TORCHBENCH_PYTHON");
     const std::string source = GetEnv("TORCHBENCH_SOURCE_DIR");
     ASSERT_FALSE(python.empty() || source.empty())
         << io_path
-        << " is absent and TORCHBENCH_PYTHON / TORCHBENCH_SOURCE_DIR are not "
-           "both set to make it";
+        << " is absent or stale and TORCHBENCH_PYTHON / TORCHBENCH_SOURCE_DIR "
+           "are not both set to make it";
     const std::string command =
         ShellQuote(python) + " " +
         ShellQuote(source + "/tools/make_reference.py") + " --reference " +
@@ -142,14 +161,16 @@ TEST_P(FidelityTest, MatchesPythonReference) {
         JoinShape(spec.reference_input_shape) + " --seed " +
         std::to_string(kReferenceSeed) + " --out " + ShellQuote(reference_dir);
     ASSERT_EQ(std::system(command.c_str()), 0) << "failed: " << command;
+    io = ReadSafetensors(io_path);
+    ASSERT_TRUE(io.ok()) << io.status();
+    ASSERT_EQ(FormatVersion(*io), kReferenceFormatVersion)
+        << io_path << " was made by a make_reference.py of another "
+        << "format_version; bump kReferenceFormatVersion with FORMAT_VERSION";
   }
 
   absl::StatusOr<std::map<std::string, torch::Tensor>> weights =
       ReadSafetensors(weights_path);
   ASSERT_TRUE(weights.ok()) << weights.status();
-  absl::StatusOr<std::map<std::string, torch::Tensor>> io =
-      ReadSafetensors(io_path);
-  ASSERT_TRUE(io.ok()) << io.status();
   for (const char* key : {"input", "eval_output", "train_output"}) {
     ASSERT_EQ(io->count(key), 1u) << io_path << " has no '" << key << "'";
   }
