@@ -15,6 +15,7 @@
 #include <torch/utils.h>
 
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +40,18 @@ constexpr int kReferenceSeed = 0;
 // writes, so that a reference cached by an older script is remade rather
 // than compared against.
 constexpr int64_t kReferenceFormatVersion = 2;
+
+// A reference output must carry signal, or any port matches it: fresh
+// batch-norm statistics once faded mobilenet_v2's eval output to ~1e-9,
+// where a wrong activation still scored a relative error of 0. So max |ref|
+// must reach kMinReferenceMax, and the spread (see Spread) must reach
+// kMinRelativeSpread, 10x kMaxRelativeError, so that a port losing the
+// input-dependent part of the output (e.g. only biases reaching it) errs
+// well past the tolerance. The randomised references give max |ref| >= 0.03
+// and spreads >= 1.5e-3 (squeezenet1_1: noise images differ little once
+// globally pooled).
+constexpr double kMinReferenceMax = 1e-3;
+constexpr double kMinRelativeSpread = 10 * kMaxRelativeError;
 
 std::vector<std::string> ModelsWithReference() {
   std::vector<std::string> names;
@@ -117,6 +130,19 @@ double RelativeError(const torch::Tensor& actual,
   return scale > 0 ? diff / scale : diff;
 }
 
+// How much the output varies between the batch's samples: the RMS of its
+// deviation from the batch mean, over max |expected|.
+double Spread(const torch::Tensor& expected) {
+  torch::Tensor e = expected.to(torch::kDouble);
+  const double scale = e.abs().max().item<double>();
+  const double rms = (e - e.mean(/*dim=*/{0}, /*keepdim=*/true))
+                         .pow(2)
+                         .mean()
+                         .sqrt()
+                         .item<double>();
+  return scale > 0 ? rms / scale : 0.0;
+}
+
 // The io file's format_version, or -1 when it has none.
 int64_t FormatVersion(const std::map<std::string, torch::Tensor>& io) {
   auto it = io.find("format_version");
@@ -132,6 +158,8 @@ TEST_P(FidelityTest, MatchesPythonReference) {
   const ModelSpec& spec = entry->spec;
   ASSERT_FALSE(spec.reference_input_shape.empty())
       << spec.name << " sets python_reference but no reference_input_shape";
+  ASSERT_GE(spec.reference_input_shape[0], 2)
+      << spec.name << ": Spread() needs a reference batch of two or more";
 
   const std::string reference_dir = GetEnv("TORCHBENCH_REFERENCE_DIR");
   ASSERT_FALSE(reference_dir.empty()) << "TORCHBENCH_REFERENCE_DIR is not set";
@@ -203,11 +231,23 @@ TEST_P(FidelityTest, MatchesPythonReference) {
     ASSERT_TRUE(torch::isfinite(output).all().item<bool>())
         << c.name << " output is not finite";
     const double error = RelativeError(output, expected);
-    std::printf("[fidelity] %s %s: relative error %.3e (max |ref| %.4g)\n",
-                spec.name.c_str(), c.name, error,
-                expected.abs().max().item<double>());
+    const double reference_max = expected.abs().max().item<double>();
+    const double spread = Spread(expected);
+    std::printf(
+        "[fidelity] %s %s: relative error %.3e (max |ref| %.4g, spread "
+        "%.3g)\n",
+        spec.name.c_str(), c.name, error, reference_max, spread);
     RecordProperty(std::string(c.name) + "_relative_error",
                    std::to_string(error));
+    EXPECT_TRUE(std::isfinite(reference_max) &&
+                reference_max >= kMinReferenceMax)
+        << spec.name << " " << c.name << " reference is degenerate: max |ref| "
+        << reference_max << " < " << kMinReferenceMax
+        << ", so any port would match it";
+    EXPECT_GE(spread, kMinRelativeSpread)
+        << spec.name << " " << c.name << " reference is degenerate: spread "
+        << spread << " < " << kMinRelativeSpread
+        << ", so the output barely depends on the input";
     EXPECT_LE(error, kMaxRelativeError)
         << spec.name << " " << c.name << " output differs from "
         << spec.python_reference;
