@@ -30,8 +30,9 @@ the weights are saved, with a generator seeded from --seed:
   * every constant parameter outside a normalisation layer (all elements
     equal: biases, nfnet's gains and skipinit scalars, layer scales) is
     redrawn, U(-0.1, 0.1) when its name ends in "bias", else U(0.5, 1.5);
-  * every normalisation layer (batch/group/layer norm, timm's norm-act
-    layers: any module whose type name contains "Norm" or that keeps
+  * every normalisation layer (batch/group/layer norm, timm's norm and
+    norm-act layers: any module with parameters of its own whose type name
+    ends in Norm or NormAct, optionally followed by e.g. 2d, or that keeps
     running_mean/running_var) gets weight U(0.5, 2) and bias U(-1, 1);
   * batch norm's running statistics are fitted to the per-channel mean and
     variance of that layer's input in one eval() forward of a separate
@@ -56,7 +57,7 @@ import tempfile
 # Written into the io file; the C++ test (kReferenceFormatVersion) remakes
 # a reference whose version differs, so a cached reference never outlives a
 # change here. Bump both whenever what this script writes changes.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -85,9 +86,16 @@ def _build(package, name):
 
 
 def _is_norm(module, torch):
+    # By type name too, for timm's own norm layers (LayerNorm2d, RmsNorm,
+    # GroupNormAct, ...), but anchored at the end, since nfnet's
+    # NormFreeBlock is no norm layer and its skipinit_gain is a constant to
+    # redraw; holding parameters of its own leaves out ConvNormAct.
+    by_name = (re.search(r"Norm(Act)?(\d+d)?$", type(module).__name__)
+               is not None
+               and any(True for _ in module.parameters(recurse=False)))
     return (isinstance(module, (torch.nn.modules.batchnorm._NormBase,
                                 torch.nn.GroupNorm, torch.nn.LayerNorm))
-            or "Norm" in type(module).__name__
+            or by_name
             or hasattr(module, "running_mean")
             or hasattr(module, "running_var"))
 

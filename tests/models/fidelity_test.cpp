@@ -39,7 +39,7 @@ constexpr int kReferenceSeed = 0;
 // make_reference.py's FORMAT_VERSION: bumped with any change to what it
 // writes, so that a reference cached by an older script is remade rather
 // than compared against.
-constexpr int64_t kReferenceFormatVersion = 2;
+constexpr int64_t kReferenceFormatVersion = 3;
 
 // A reference output must carry signal, or any port matches it: fresh
 // batch-norm statistics once faded mobilenet_v2's eval output to ~1e-9,
