@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace torchbench {
@@ -98,11 +99,19 @@ void DeterministicFill(torch::nn::Module& module) {
         scale);
     tensor.copy_(values);
   };
+  // A tensor registered under several names (shared or tied) takes the fill
+  // of its first name in registration order, as Python's named_parameters()
+  // reports it.
+  std::unordered_set<const void*> seen;
   for (auto& p : module.named_parameters(/*recurse=*/true)) {
-    fill(p.key(), p.value());
+    if (seen.insert(p.value().unsafeGetTensorImpl()).second) {
+      fill(p.key(), p.value());
+    }
   }
   for (auto& b : module.named_buffers(/*recurse=*/true)) {
-    fill(b.key(), b.value());
+    if (seen.insert(b.value().unsafeGetTensorImpl()).second) {
+      fill(b.key(), b.value());
+    }
   }
 }
 

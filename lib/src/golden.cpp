@@ -199,4 +199,14 @@ void RecordEdgeParameters(const torch::nn::Module& module,
   }
 }
 
+void TurnOffDropout(torch::nn::Module& module) {
+  for (const auto& m : module.modules(/*include_self=*/true)) {
+    if (m->as<torch::nn::Dropout>() || m->as<torch::nn::Dropout2d>() ||
+        m->as<torch::nn::Dropout3d>() || m->as<torch::nn::AlphaDropout>() ||
+        m->as<torch::nn::FeatureAlphaDropout>()) {
+      m->eval();
+    }
+  }
+}
+
 }  // namespace torchbench

@@ -22,10 +22,14 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "torchbench/deterministic_fill.h"
+#include "torchbench/golden.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
 
@@ -477,17 +481,45 @@ class BertPytorch final : public Model {
   }
 
   torch::Tensor Step() override {
-    BERTLMOutput out = model_->forward(batch_.bert_input, batch_.segment_label);
-    torch::Tensor loss = Loss(out);
     if (mode_ == Mode::kEval) {
+      BERTLMOutput out =
+          model_->forward(batch_.bert_input, batch_.segment_label);
       // eval() computes the loss as well but returns the two outputs; the
       // masked-LM log-probabilities are the main one.
+      Loss(out);
       return out.mask_lm;
     }
-    optim_schedule_->zero_grad();
-    loss.backward();
-    optim_schedule_->step_and_update_lr();
-    return loss.detach();
+    return TrainStep(nullptr);
+  }
+
+  // The reference's eval() and two train() calls with dropout off, on
+  // filled inputs, as tools/golden/adapters/BERT_pytorch.py records them.
+  std::map<std::string, torch::Tensor> GoldenOutputs() override {
+    TurnOffDropout(*model_);
+    const int64_t batch = batch_.bert_input.size(0);
+    const torch::Device device = batch_.bert_input.device();
+    batch_.bert_input =
+        DeterministicIntegers("bert_input", {batch, kSeqLen}, 0, kVocabSize)
+            .to(device);
+    batch_.segment_label =
+        DeterministicIntegers("segment_label", {batch, kSeqLen}, 0, 3)
+            .to(device);
+    batch_.is_next = DeterministicIntegers("is_next", {batch}, 0, 2).to(device);
+    batch_.bert_label =
+        DeterministicIntegers("bert_label", {batch, kSeqLen}, 0, kVocabSize)
+            .to(device);
+    std::map<std::string, torch::Tensor> out;
+    {
+      torch::NoGradGuard no_grad;
+      BERTLMOutput eval =
+          model_->forward(batch_.bert_input, batch_.segment_label);
+      out["eval_output.0"] = eval.next_sentence;
+      out["eval_output.1"] = eval.mask_lm;
+    }
+    TrainStep(&out);
+    TrainStep(nullptr);
+    RecordEdgeParameters(*model_, "after_2_steps:", /*gradients=*/false, &out);
+    return out;
   }
 
   torch::nn::Module& module() override { return *model_; }
@@ -499,17 +531,38 @@ class BertPytorch final : public Model {
   }
 
  private:
+  // train(): forward, the two losses, zero_grad, backward, the scheduled
+  // Adam step. `record` (golden check) gets the outputs, both losses and
+  // the edge gradients as they are before the step.
+  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* record) {
+    BERTLMOutput out = model_->forward(batch_.bert_input, batch_.segment_label);
+    auto [next_loss, mask_loss] = Loss(out);
+    torch::Tensor loss = next_loss + mask_loss;
+    optim_schedule_->zero_grad();
+    loss.backward();
+    if (record != nullptr) {
+      (*record)["output.0"] = out.next_sentence.detach();
+      (*record)["output.1"] = out.mask_lm.detach();
+      (*record)["loss.0"] = next_loss.detach();
+      (*record)["loss.1"] = mask_loss.detach();
+      RecordEdgeParameters(*model_, "grad:", /*gradients=*/true, record);
+    }
+    optim_schedule_->step_and_update_lr();
+    return loss.detach();
+  }
+
   // criterion = NLLLoss(ignore_index=0), mean over non-ignored targets, on
   // both heads; the masked-LM output is transposed to B x vocab x L and goes
-  // through the same nll_loss_nd path as Python's F.nll_loss.
-  torch::Tensor Loss(const BERTLMOutput& out) const {
+  // through the same nll_loss_nd path as Python's F.nll_loss. Returns the
+  // next-sentence and masked-LM losses.
+  std::pair<torch::Tensor, torch::Tensor> Loss(const BERTLMOutput& out) const {
     torch::Tensor next_loss =
         torch::nll_loss_nd(out.next_sentence, batch_.is_next, {},
                            at::Reduction::Mean, /*ignore_index=*/0);
     torch::Tensor mask_loss =
         torch::nll_loss_nd(out.mask_lm.transpose(1, 2), batch_.bert_label, {},
                            at::Reduction::Mean, /*ignore_index=*/0);
-    return next_loss + mask_loss;
+    return {next_loss, mask_loss};
   }
 
   Mode mode_;
@@ -540,6 +593,10 @@ ModelSpec BertPytorchSpec() {
   // The one buffer, embedding.position.pe, 1*512*768 (LambdaModule.mask is
   // a plain attribute, not a buffer); same run.
   spec.reference_buffers = 393216;
+  // Both heads, both losses, gradients and two ScheduledOptim steps of the
+  // reference's own train()/eval() on filled weights and inputs, dropout off
+  // (tools/golden/adapters/BERT_pytorch.py).
+  spec.golden_file = "BERT_pytorch.golden";
   return spec;
 }
 

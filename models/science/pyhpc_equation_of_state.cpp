@@ -7,8 +7,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
+#include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
 
@@ -244,6 +247,20 @@ class PyhpcEquationOfState final : public Model {
 
   torch::nn::Module& module() override { return *model_; }
 
+  // gsw_dHdT on filled inputs over _generate_inputs' ranges, as
+  // tools/golden/adapters/pyhpc_equation_of_state.py runs the reference.
+  std::map<std::string, torch::Tensor> GoldenOutputs() override {
+    const auto options = s_.options();
+    s_ = DeterministicTensor("s", s_.sizes(), torch::kDouble, 5.005, 4.995)
+             .to(options);
+    t_ = DeterministicTensor("t", t_.sizes(), torch::kDouble, 4.0, 16.0)
+             .to(options);
+    p_ = DeterministicTensor("p", p_.sizes(), torch::kDouble, 500.0, 500.0)
+             .to(options);
+    torch::NoGradGuard no_grad;
+    return {{"output", Step()}};
+  }
+
   // inputs = {sa, ct, p}.
   torch::Tensor Forward(const std::vector<torch::Tensor>& inputs) override {
     TORCH_CHECK(inputs.size() == 3, "gsw_dHdT takes sa, ct and p");
@@ -276,6 +293,9 @@ ModelSpec PyhpcEquationOfStateSpec() {
   // Python (torch 2.14.1): it registers no parameters or buffers.
   spec.reference_parameters = 0;
   spec.reference_buffers = 0;
+  // gsw_dHdT through the reference's own eval() on filled float64 inputs
+  // (tools/golden/adapters/pyhpc_equation_of_state.py).
+  spec.golden_file = "pyhpc_equation_of_state.golden";
   return spec;
 }
 

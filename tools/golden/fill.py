@@ -84,8 +84,9 @@ def deterministic_fill(module):
     import torch
 
     with torch.no_grad():
-        named = list(module.named_parameters(remove_duplicate=False))
-        named += list(module.named_buffers(remove_duplicate=False))
+        # A tensor registered under several names (shared or tied) takes the
+        # fill of its first name: the default remove_duplicate=True.
+        named = list(module.named_parameters()) + list(module.named_buffers())
         for name, tensor in named:
             if tensor is None or not tensor.is_floating_point():
                 continue

@@ -81,35 +81,65 @@ def record_edges(module, prefix, out, gradients=False):
         out[prefix + name] = value.detach().clone()
 
 
+def add_outputs(prefix, value, out):
+    """Adds a tensor as `prefix`, or a tuple's tensors as `prefix.<i>`."""
+    if isinstance(value, (tuple, list)):
+        for i, v in enumerate(value):
+            out[f"{prefix}.{i}"] = v.detach().clone()
+    else:
+        out[prefix] = value.detach().clone()
+
+
+def turn_off_dropout(module):
+    """Puts every dropout layer in eval mode (its masks cannot be shared with
+    C++); the twin of the C++ TurnOffDropout."""
+    import torch
+
+    for m in module.modules():
+        if isinstance(m, torch.nn.modules.dropout._DropoutNd):
+            m.eval()
+
+
 class StepRecorder:
     """Records, during the first optimizer step of a reference train(), the
-    network's last output, the loss its criterion returned and the edge
-    gradients (taken just before the optimizer updates anything)."""
+    network's last output ("output", or "output.<i>" for a tuple), what its
+    criterion returned ("loss", or "loss.<i>" for each call in order) and
+    the edge gradients, taken just before the optimizer updates anything."""
 
     def __init__(self, net, optimizer, criterion=None):
         self.results = {}
         self._output = None
-        self._loss = None
-        self._handles = [net.register_forward_hook(self._on_output)]
+        self._losses = []
+        self._handles = []
+        # A wrapper rather than a forward hook: some references call
+        # net.forward(...) directly, which skips hooks.
+        original = net.forward
+
+        def forward(*args, **kwargs):
+            self._output = original(*args, **kwargs)
+            return self._output
+
+        net.forward = forward
         if criterion is not None:
             self._handles.append(criterion.register_forward_hook(self._on_loss))
         self._handles.append(optimizer.register_step_pre_hook(self._on_step))
         self._net = net
 
-    def _on_output(self, module, args, output):
-        self._output = output
-
     def _on_loss(self, module, args, output):
-        self._loss = output
+        if not self.results:
+            self._losses.append(output)
 
     def _on_step(self, optimizer, args, kwargs):
-        if "output" in self.results:
+        if self.results:
             return
-        self.results["output"] = self._output.detach().clone()
-        if self._loss is not None:
-            self.results["loss"] = self._loss.detach().clone()
+        add_outputs("output", self._output, self.results)
+        if len(self._losses) == 1:
+            add_outputs("loss", self._losses[0], self.results)
+        elif self._losses:
+            add_outputs("loss", tuple(self._losses), self.results)
         record_edges(self._net, "grad:", self.results, gradients=True)
 
     def close(self):
         for handle in self._handles:
             handle.remove()
+        del self._net.forward

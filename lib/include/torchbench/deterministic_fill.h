@@ -24,6 +24,8 @@
 //                                        1 / fan-in, LeCun's)
 // Integer and boolean buffers (counters, position ids, masks) are left as
 // the model built them.
+// A tensor registered under several names (shared or tied weights) takes the
+// fill of its first name in registration order.
 //
 //   torchbench::DeterministicFill(model->module());
 //   torch::Tensor x = torchbench::DeterministicTensor("input", {2, 3, 32, 32});

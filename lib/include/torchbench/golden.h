@@ -78,6 +78,12 @@ void RecordEdgeParameters(const torch::nn::Module& module,
                           const std::string& prefix, bool gradients,
                           std::map<std::string, torch::Tensor>* out);
 
+// Puts every dropout layer of `module` in eval mode: dropout masks come from
+// the random stream, which C++ and Python cannot share, so golden checks run
+// with dropout off on both sides (tools/golden/reference.py's
+// turn_off_dropout).
+void TurnOffDropout(torch::nn::Module& module);
+
 }  // namespace torchbench
 
 #endif  // TORCHBENCH_GOLDEN_H_
