@@ -195,7 +195,9 @@ void RecordEdgeParameters(const torch::nn::Module& module,
     const auto& item = named[i];
     const torch::Tensor& value = gradients ? item.value().grad() : item.value();
     TORCH_CHECK(value.defined(), "parameter ", item.key(), " has no gradient");
-    (*out)[prefix + item.key()] = value.detach().clone();
+    // Sparse gradients (EmbeddingBag(sparse=True)) are compared dense.
+    (*out)[prefix + item.key()] =
+        (value.is_sparse() ? value.to_dense() : value).detach().clone();
   }
 }
 

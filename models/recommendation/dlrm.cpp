@@ -8,10 +8,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "torchbench/deterministic_fill.h"
+#include "torchbench/golden.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
 
@@ -218,14 +222,40 @@ class Dlrm final : public Model {
     if (mode_ == Mode::kEval) {
       return net_->forward(dense_x_, offsets_, indices_);
     }
-    torch::Tensor gen = net_->forward(dense_x_, offsets_, indices_);
-    optimizer_->zero_grad();
-    // BCE is configured, but TorchBench's Train replaces it with MSE.
-    torch::Tensor loss = torch::mse_loss(gen, targets_);
-    loss.backward();
-    optimizer_->step();
-    scheduler_->Step();
-    return loss;
+    return TrainStep(nullptr);
+  }
+
+  // The reference's eval() and two train() calls on filled inputs: 100
+  // indices per bag, as tools/golden/adapters/dlrm.py makes them.
+  std::map<std::string, torch::Tensor> GoldenOutputs() override {
+    const int64_t batch = dense_x_.size(0);
+    const torch::Device device = dense_x_.device();
+    dense_x_ = DeterministicTensor("dense_x", {batch, kBottomMlp.front()},
+                                   torch::kFloat, 0.5, 0.5)
+                   .to(device);
+    offsets_ = (torch::arange(batch, torch::kLong) * kIndicesPerLookup)
+                   .unsqueeze(0)
+                   .repeat({kNumTables, 1})
+                   .to(device);
+    indices_.clear();
+    for (int64_t k = 0; k < kNumTables; ++k) {
+      indices_.push_back(DeterministicIntegers("indices." + std::to_string(k),
+                                               {batch * kIndicesPerLookup}, 0,
+                                               kRowsPerTable)
+                             .to(device));
+    }
+    targets_ =
+        DeterministicTensor("targets", {batch, 1}, torch::kFloat, 0.5, 0.5)
+            .to(device);
+    std::map<std::string, torch::Tensor> out;
+    {
+      torch::NoGradGuard no_grad;
+      out["eval_output"] = net_->forward(dense_x_, offsets_, indices_);
+    }
+    TrainStep(&out);
+    TrainStep(nullptr);
+    RecordEdgeParameters(*net_, "after_2_steps:", /*gradients=*/false, &out);
+    return out;
   }
 
   torch::nn::Module& module() override { return *net_; }
@@ -271,6 +301,24 @@ class Dlrm final : public Model {
     targets_ = torch::rand({batch, 1}, f32);
   }
 
+  // train(); `record` (golden check) gets the output, the loss and the
+  // edge gradients as they are before the optimizer step.
+  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* record) {
+    torch::Tensor gen = net_->forward(dense_x_, offsets_, indices_);
+    optimizer_->zero_grad();
+    // BCE is configured, but TorchBench's Train replaces it with MSE.
+    torch::Tensor loss = torch::mse_loss(gen, targets_);
+    loss.backward();
+    if (record != nullptr) {
+      (*record)["output"] = gen.detach();
+      (*record)["loss"] = loss.detach();
+      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, record);
+    }
+    optimizer_->step();
+    scheduler_->Step();
+    return loss;
+  }
+
   Mode mode_;
   DlrmNet net_{nullptr};
   std::unique_ptr<torch::optim::SGD> optimizer_;
@@ -304,7 +352,11 @@ ModelSpec DlrmSpec() {
   //   top_l: 100*1024+1024 + 2*(1024*1024+1024) + 1024+1 = 2,203,649
   //   total                                            = 514,499,137
   spec.reference_parameters = 514499137;
-  spec.reference_buffers = 0;  // Same Python count: no buffers.
+  spec.reference_buffers = 0;
+  // Output, MSE loss, edge gradients (the first table's sparse gradient
+  // compared dense) and two SGD steps of the reference's own train()/eval()
+  // on filled weights and inputs (tools/golden/adapters/dlrm.py).
+  spec.golden_file = "dlrm.golden";  // Same Python count: no buffers.
   // TorchBench sets sigmoid_top = -1, so the top MLP ends in a ReLU. Whether
   // that single output unit starts alive is a coin flip of the seed: the
   // reference (numpy seed 123) is alive on all 2048 samples, this port under

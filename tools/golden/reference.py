@@ -12,6 +12,7 @@ classes and its train() run unchanged:
 """
 
 import importlib
+import importlib.machinery
 import pathlib
 import sys
 import types
@@ -44,9 +45,19 @@ def _set_random_seed():
     np.random.seed(1337)
 
 
-def load_model_package(root, name):
-    """Imports torchbenchmark.models.<name> from the checkout at `root`."""
+def load_model_package(root, name, absent=()):
+    """Imports torchbenchmark.models.<name> from the checkout at `root`.
+
+    `absent` names modules the model imports but never uses on the path the
+    golden check runs (e.g. dlrm's module-level `import onnx`, for export
+    only); each becomes an empty module, so nothing is installed for it."""
     root = pathlib.Path(root)
+    for module in absent:
+        if module not in sys.modules:
+            stand_in = types.ModuleType(module)
+            # torch._dynamo's import scan calls find_spec on loaded modules.
+            stand_in.__spec__ = importlib.machinery.ModuleSpec(module, None)
+            sys.modules[module] = stand_in
     package = sys.modules.get("torchbenchmark")
     if package is None:
         package = types.ModuleType("torchbenchmark")
@@ -78,7 +89,8 @@ def record_edges(module, prefix, out, gradients=False):
         value = p.grad if gradients else p
         if value is None:
             raise ValueError(f"parameter {name} has no gradient")
-        out[prefix + name] = value.detach().clone()
+        # Sparse gradients (EmbeddingBag(sparse=True)) are compared dense.
+        out[prefix + name] = (value.to_dense() if value.is_sparse else value).detach().clone()
 
 
 def add_outputs(prefix, value, out):
