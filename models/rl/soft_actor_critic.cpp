@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <numbers>
@@ -43,6 +44,8 @@
 #include <vector>
 
 #include "rl/pendulum.h"
+#include "torchbench/deterministic_fill.h"
+#include "torchbench/golden.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
 
@@ -110,9 +113,13 @@ class SquashedNormal {
     return at::normal(loc_, scale_).tanh();
   }
 
-  // Normal.rsample(): loc + eps * scale, eps from empty(shape).normal_().
-  Draw RSample() const {
-    torch::Tensor eps = torch::empty(loc_.sizes(), loc_.options()).normal_();
+  // Normal.rsample(): loc + eps * scale, eps from empty(shape).normal_(),
+  // unless the golden check hands its fixed noise in.
+  Draw RSample(const torch::Tensor& fixed_eps = {}) const {
+    torch::Tensor eps =
+        fixed_eps.defined()
+            ? fixed_eps
+            : torch::empty(loc_.sizes(), loc_.options()).normal_();
     torch::Tensor x = loc_ + eps * scale_;
     return {x, x.tanh()};
   }
@@ -367,6 +374,40 @@ class SoftActorCritic final : public Model {
 
   torch::nn::Module& module() override { return *nets_; }
 
+  // One learn_standard() and the critics' soft update on a filled replay
+  // batch with filled rsample() noise, as
+  // tools/golden/adapters/soft_actor_critic.py runs the reference's.
+  std::map<std::string, torch::Tensor> GoldenOutputs() override {
+    SacAgent& agent = nets_->agent;
+    SacAgent& target = nets_->target_agent;
+    const int64_t b = batch_size_;
+    auto on_device = [&](torch::Tensor t) { return t.to(device_); };
+    ReplayBuffer::Batch batch{
+        on_device(DeterministicTensor("state", {b, kObsDim})),
+        on_device(DeterministicTensor("action", {b, kActDim})),
+        on_device(
+            DeterministicTensor("reward", {b, 1}, torch::kFloat, -8.0, 8.0)),
+        on_device(DeterministicTensor("next_state", {b, kObsDim})),
+        on_device(DeterministicIntegers("done", {b, 1}, 0, 2).to(torch::kInt))};
+    std::map<std::string, torch::Tensor> out;
+    {
+      torch::NoGradGuard no_grad;
+      out["eval_action"] =
+          agent->actor->forward(batch.state).Mean().clamp(-1.0, 1.0);
+    }
+    GoldenHooks golden{on_device(DeterministicTensor("noise.next", {b, 1})),
+                       on_device(DeterministicTensor("noise.actor", {b, 1})),
+                       &out};
+    LearnStandard(batch, &golden);
+    SoftUpdate(*target->critic1, *agent->critic1);
+    SoftUpdate(*target->critic2, *agent->critic2);
+    RecordEdgeParameters(*agent, "after_learn:", /*gradients=*/false, &out);
+    out["after_learn:log_alpha"] = nets_->log_alpha.detach().clone();
+    RecordEdgeParameters(*target->critic1, "after_soft_update:critic1.",
+                         /*gradients=*/false, &out);
+    return out;
+  }
+
  private:
   // Model.train() with niter = 1.
   torch::Tensor TrainStep() {
@@ -379,20 +420,30 @@ class SoftActorCritic final : public Model {
     const float action = Act(state, /*deterministic=*/false);
     rl::Pendulum::StepResult next = train_env_.Step(action);
     buffer_->Push(state, action, next.reward, next.observation, next.done);
-    torch::Tensor critic_loss = LearnStandard();
+    torch::Tensor critic_loss = LearnStandard(buffer_->Sample(batch_size_));
     // step % target_delay == 0 for step 0.
     SoftUpdate(*target->critic1, *agent->critic1);
     SoftUpdate(*target->critic2, *agent->critic2);
     return critic_loss;
   }
 
+  // The golden check's fixed randomness: the two rsample() noises, and
+  // where each optimizer's edge gradients go before its step.
+  struct GoldenHooks {
+    torch::Tensor eps_next;
+    torch::Tensor eps_actor;
+    std::map<std::string, torch::Tensor>* record = nullptr;
+  };
+
   // learn_standard() with update_policy true (step % actor_delay == 0) and
-  // no gradient clipping (critic_clip = actor_clip = 0). Returns the critic
-  // loss; the reference returns nothing.
-  torch::Tensor LearnStandard() {
+  // no gradient clipping (critic_clip = actor_clip = 0) on a sampled
+  // `batch`. Returns the critic loss; the reference returns nothing.
+  torch::Tensor LearnStandard(const ReplayBuffer::Batch& batch,
+                              const GoldenHooks* golden = nullptr) {
+    static const GoldenHooks kNone;
+    const GoldenHooks& hooks = golden != nullptr ? *golden : kNone;
     SacAgent& agent = nets_->agent;
     SacAgent& target = nets_->target_agent;
-    ReplayBuffer::Batch batch = buffer_->Sample(batch_size_);
     agent->train();
 
     torch::Tensor alpha = torch::exp(nets_->log_alpha);
@@ -400,7 +451,7 @@ class SoftActorCritic final : public Model {
     {
       torch::NoGradGuard no_grad;
       SquashedNormal dist_s1 = agent->actor->forward(batch.next_state);
-      SquashedNormal::Draw a1 = dist_s1.RSample();
+      SquashedNormal::Draw a1 = dist_s1.RSample(hooks.eps_next);
       torch::Tensor logp_a1 = dist_s1.LogProb(a1).sum(-1, /*keepdim=*/true);
       torch::Tensor target_value =
           torch::min(target->critic1->forward(batch.next_state, a1.action),
@@ -417,12 +468,16 @@ class SoftActorCritic final : public Model {
         (0.5 * (td_error1.pow(2) + td_error2.pow(2))).mean();
     critic_optimizer_->zero_grad();
     critic_loss.backward();
+    if (hooks.record != nullptr) {
+      RecordEdgeParameters(*agent->critic1, "grad:critic1.",
+                           /*gradients=*/true, hooks.record);
+    }
     critic_optimizer_->step();
 
     // Actor update. The critics see the actor's actions with grad, so this
     // backward also fills (unused) critic gradients, as in the reference.
     SquashedNormal dist = agent->actor->forward(batch.state);
-    SquashedNormal::Draw a = dist.RSample();
+    SquashedNormal::Draw a = dist.RSample(hooks.eps_actor);
     torch::Tensor logp_a = dist.LogProb(a).sum(-1, /*keepdim=*/true);
     torch::Tensor actor_loss =
         -(torch::min(agent->critic1->forward(batch.state, a.action),
@@ -431,6 +486,10 @@ class SoftActorCritic final : public Model {
              .mean();
     actor_optimizer_->zero_grad();
     actor_loss.backward();
+    if (hooks.record != nullptr) {
+      RecordEdgeParameters(*agent->actor, "grad:actor.", /*gradients=*/true,
+                           hooks.record);
+    }
     actor_optimizer_->step();
 
     // Alpha update.
@@ -438,6 +497,9 @@ class SoftActorCritic final : public Model {
         (-alpha * (logp_a + kTargetEntropy).detach()).mean();
     log_alpha_optimizer_->zero_grad();
     alpha_loss.backward();
+    if (hooks.record != nullptr) {
+      (*hooks.record)["grad:log_alpha"] = nets_->log_alpha.grad().clone();
+    }
     log_alpha_optimizer_->step();
     return critic_loss.detach();
   }
@@ -507,6 +569,10 @@ ModelSpec SoftActorCriticSpec() {
   spec.reference_parameters = 6334473;
   // The same networks hold no buffers (Linear layers only).
   spec.reference_buffers = 0;
+  // One learn_standard() (both critics, actor, alpha) and the soft update
+  // of the reference's own code on a filled replay batch with filled
+  // rsample() noise (tools/golden/adapters/soft_actor_critic.py).
+  spec.golden_file = "soft_actor_critic.golden";
   return spec;
 }
 

@@ -45,16 +45,28 @@ def _set_random_seed():
     np.random.seed(1337)
 
 
+class _StandIn(types.ModuleType):
+    """A module the golden path never uses: any name it is asked for is an
+    empty class (module-level `class X(gym.Wrapper)` still defines)."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = type(name, (), {})
+        setattr(self, name, value)
+        return value
+
+
 def load_model_package(root, name, absent=()):
     """Imports torchbenchmark.models.<name> from the checkout at `root`.
 
     `absent` names modules the model imports but never uses on the path the
     golden check runs (e.g. dlrm's module-level `import onnx`, for export
-    only); each becomes an empty module, so nothing is installed for it."""
+    only); each becomes a stand-in, so nothing is installed for it."""
     root = pathlib.Path(root)
     for module in absent:
         if module not in sys.modules:
-            stand_in = types.ModuleType(module)
+            stand_in = _StandIn(module)
             # torch._dynamo's import scan calls find_spec on loaded modules.
             stand_in.__spec__ = importlib.machinery.ModuleSpec(module, None)
             sys.modules[module] = stand_in
