@@ -10,7 +10,6 @@
 // Reference files already in TORCHBENCH_REFERENCE_DIR are reused when their
 // format_version is kReferenceFormatVersion, and remade otherwise.
 #include <gtest/gtest.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/types.h>
 #include <torch/utils.h>
 
@@ -28,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "test_paths.h"
+#include "torchbench/golden.h"
 #include "torchbench/registry.h"
 #include "torchbench/weights.h"
 
@@ -59,19 +59,6 @@ std::vector<std::string> ModelsWithReference() {
     if (!m->spec.python_reference.empty()) names.push_back(m->spec.name);
   }
   return names;
-}
-
-// Puts every dropout layer in eval mode: its masks come from the RNG
-// stream, which cannot be shared with Python, so the train-mode forward is
-// compared with dropout off on both sides (make_reference.py does the same).
-void DropoutToEval(torch::nn::Module& module) {
-  for (const auto& m : module.modules(/*include_self=*/true)) {
-    if (m->as<torch::nn::Dropout>() || m->as<torch::nn::Dropout2d>() ||
-        m->as<torch::nn::Dropout3d>() || m->as<torch::nn::AlphaDropout>() ||
-        m->as<torch::nn::FeatureAlphaDropout>()) {
-      m->eval();
-    }
-  }
 }
 
 // Returns the environment's value of `name`, else the build's default for it
@@ -224,7 +211,7 @@ TEST_P(FidelityTest, MatchesPythonReference) {
   for (const Case& c : {Case{"eval", false, "eval_output"},
                         Case{"train", true, "train_output"}}) {
     model->module().train(c.train);
-    if (c.train) DropoutToEval(model->module());
+    if (c.train) TurnOffDropout(model->module());
     torch::Tensor output = model->Forward({input});
     const torch::Tensor& expected = io->at(c.key);
     ASSERT_EQ(output.sizes(), expected.sizes()) << c.name << " output shape";

@@ -167,3 +167,17 @@ class StepRecorder:
         for handle in self._handles:
             handle.remove()
         del self._net.forward
+
+
+def record_two_train_steps(net, optimizer, criterion, train, results):
+    """Runs a reference's own train() twice: the first call's output, losses
+    and edge gradients (StepRecorder), then the edge parameters after both
+    ("after_2_steps:<name>")."""
+    recorder = StepRecorder(net, optimizer, criterion)
+    try:
+        train()
+        train()
+    finally:
+        recorder.close()
+    results.update(recorder.results)
+    record_edges(net, "after_2_steps:", results)

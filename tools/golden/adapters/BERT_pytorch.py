@@ -34,10 +34,5 @@ def compute(root):
     model.bert_label = fill.deterministic_long("bert_label", (batch, length), 0, VOCAB)
     results = {}
     reference.add_outputs("eval_output", model.eval(), results)
-    recorder = reference.StepRecorder(net, trainer.optim, trainer.criterion)
-    model.train()
-    model.train()
-    recorder.close()
-    results.update(recorder.results)
-    reference.record_edges(net, "after_2_steps:", results)
+    reference.record_two_train_steps(net, trainer.optim, trainer.criterion, model.train, results)
     return results
