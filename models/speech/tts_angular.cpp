@@ -14,7 +14,7 @@
 // (CONFIG's grad_clip is commented out in the reference, and lr_decay is
 // off, so no scheduler). eval() is the forward on the same batch.
 //
-// Differences from the reference, both forced by it:
+// Differences from the reference:
 // - The loss's w and b are nn.Parameters of the criterion, which is not in
 //   the optimizer and not in get_module(); they stay 10 and -5 for ever, so
 //   they are constants here (their never-read .grad is not accumulated).
