@@ -18,7 +18,10 @@
 //
 // Device: TorchBench's __init__ raises NotImplementedError on CPU only
 // because NVIDIA's load_model() calls .cuda(); nothing in the network needs
-// CUDA, so it is registered for CPU too and runs there.
+// CUDA, so it is registered for CPU too and runs there. (Its metadata.yaml
+// at 43ca0857 also lists CUDA as not_implemented, so TorchBench's own test
+// runner skips the model everywhere.) Its DEFAULT_EVAL_CUDA_PRECISION is
+// "amp"; this port runs the harness's fp32 (or tf32) on every device.
 //
 // Data: the reference reads a batch of the LJSpeech filelist
 // (tacotron2-minimal) through TextMelLoader/TextMelCollate; that data is not
