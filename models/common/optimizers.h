@@ -1,0 +1,118 @@
+// Optimizers that TorchBench models vendor and LibTorch lacks.
+//
+//   common::VendoredRAdam optimizer(net->parameters(), {.lr = 1e-4});
+//   optimizer.ZeroGrad();
+//   loss.backward();
+//   optimizer.Step();
+#ifndef TORCHBENCH_MODELS_COMMON_OPTIMIZERS_H_
+#define TORCHBENCH_MODELS_COMMON_OPTIMIZERS_H_
+
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace torchbench::common {
+
+// The RAdam (Liu et al. 2019) that TorchBench's tts_angular vendors
+// (torchbenchmark/models/tts_angular/angular_tts_main.py at 43ca0857, from
+// Coqui/Mozilla TTS), which torch.optim.RAdam does not reproduce: it
+// rectifies from N_sma >= 5 (torch: rho_t > 5), its weight decay is
+// decoupled (p -= wd * lr * p) and applied only when an update happens, and
+// below the threshold it degenerates to SGD with momentum,
+// p -= lr * m / (1 - beta1^t), when degenerated_to_sgd (the default). Its eps
+// is added to the uncorrected sqrt(v); the (1 - beta2^t) correction sits in
+// the step size. The reference caches (N_sma, step_size) per step number in a
+// ring of ten entries shared by a parameter group; the cached values equal
+// the ones recomputed here, so the cache is left out.
+class VendoredRAdam {
+ public:
+  struct Options {
+    double lr = 1e-3;
+    double beta1 = 0.9;
+    double beta2 = 0.999;
+    double eps = 1e-8;
+    double weight_decay = 0;
+    bool degenerated_to_sgd = true;
+  };
+
+  VendoredRAdam(std::vector<torch::Tensor> params, Options options)
+      : params_(std::move(params)),
+        options_(options),
+        states_(params_.size()) {}
+
+  // What setting param_groups[...]["lr"] does in Python.
+  void set_lr(double lr) { options_.lr = lr; }
+
+  // torch.optim.Optimizer.zero_grad() (set_to_none=True since torch 2.0).
+  void ZeroGrad() {
+    for (auto& p : params_) p.mutable_grad().reset();
+  }
+
+  void Step() {
+    torch::NoGradGuard no_grad;
+    const double beta1 = options_.beta1;
+    const double beta2 = options_.beta2;
+    const double lr = options_.lr;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      torch::Tensor& p = params_[i];
+      if (!p.grad().defined()) continue;
+      const torch::Tensor grad = p.grad();
+      State& state = states_[i];
+      if (state.step == 0) {
+        state.exp_avg = torch::zeros_like(p);
+        state.exp_avg_sq = torch::zeros_like(p);
+      }
+      state.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2);
+      state.exp_avg.mul_(beta1).add_(grad, 1 - beta1);
+      state.step += 1;
+
+      // Python floats, i.e. doubles, in the reference's order.
+      const double step = static_cast<double>(state.step);
+      const double beta2_t = std::pow(beta2, step);
+      const double n_sma_max = 2 / (1 - beta2) - 1;
+      const double n_sma = n_sma_max - 2 * step * beta2_t / (1 - beta2_t);
+      const double bias_correction1 = 1 - std::pow(beta1, step);
+      double step_size = -1;
+      if (n_sma >= 5) {
+        step_size =
+            std::sqrt((1 - beta2_t) * (n_sma - 4) / (n_sma_max - 4) *
+                      (n_sma - 2) / n_sma * n_sma_max / (n_sma_max - 2)) /
+            bias_correction1;
+      } else if (options_.degenerated_to_sgd) {
+        step_size = 1.0 / bias_correction1;
+      }
+
+      if (n_sma >= 5) {
+        if (options_.weight_decay != 0) {
+          p.add_(p, -options_.weight_decay * lr);
+        }
+        torch::Tensor denom = state.exp_avg_sq.sqrt().add_(options_.eps);
+        p.addcdiv_(state.exp_avg, denom, -step_size * lr);
+      } else if (step_size > 0) {
+        if (options_.weight_decay != 0) {
+          p.add_(p, -options_.weight_decay * lr);
+        }
+        p.add_(state.exp_avg, -step_size * lr);
+      }
+    }
+  }
+
+ private:
+  struct State {
+    int64_t step = 0;
+    torch::Tensor exp_avg;
+    torch::Tensor exp_avg_sq;
+  };
+
+  std::vector<torch::Tensor> params_;
+  Options options_;
+  std::vector<State> states_;
+};
+
+}  // namespace torchbench::common
+
+#endif  // TORCHBENCH_MODELS_COMMON_OPTIMIZERS_H_
