@@ -20,7 +20,7 @@
 //   train set: 10 utterances in all, so AudioDataset's batch_frames 15000
 //     batching makes one batch of all 10 (4479 frames) and the batch size
 //     (DEFAULT_TRAIN_BSIZE 32) is never read; their fbank frame counts and
-//     character counts are kTrainUtterances,
+//     character counts are in TrainUtterances(),
 //   test: recognize() decodes the first test utterance, 290 frames.
 // Features are CMVN-normalised 80-dim fbank (the recipe's dump.sh), stood in
 // by the deterministic fill scaled to unit variance, then stacked by the
@@ -28,6 +28,19 @@
 // are uniform over the non-special ids. Both come from DeterministicTensor /
 // DeterministicIntegers, as tools/golden/adapters/speech_transformer.py makes
 // them.
+//
+// Where the port still differs from the reference:
+// - The data files are assumed to be the ones committed at 6c1f7247 (the
+//   tarball TorchBench 43ca0857 downloads could not be read here); feature
+//   values and characters are synthetic, their shapes are the data's.
+// - recognize_beam passes get_subsequent_mask's uint8 mask to masked_fill,
+//   which torch 2.14 rejects (older torch accepted it with a warning); the
+//   port uses the same mask as bool, so its beam search is what the
+//   reference computed under the torch it was written for.
+// - The beam search copies each hypothesis' top-5 scores and ids to the
+//   host once; the reference reads them element by element (int(), tensor
+//   comparisons in sorted()), the same values with more synchronisations.
+// - config.py's tr_loss / cv_loss bookkeeping tensors are not kept.
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/functional/linear.h>
 #include <torch/nn/init.h>
@@ -335,6 +348,15 @@ ModelSpec Spec() {
   // projection once, and over buffers(); counts() in
   // tools/golden/adapters/speech_transformer.py). The buffers are the two
   // 5000 x 512 position tables.
+  // One Eval step is the full beam search (up to 100 steps of 5 hypotheses,
+  // each re-running the decoder over its whole prefix): measured 504 s for
+  // the smoke test's Eval (warm-up + 2 steps) and 79 s for its Train on the
+  // shared 2-core CI machine, against a budget of seconds. Both paths are
+  // exercised on the CPU by GoldenTest (a train() call and an 8-step beam
+  // search, about 30 s), and the benchmark runs them in full.
+  spec.skip_cpu_smoke_test =
+      "the reference's 100-step beam search takes minutes per Eval step on a "
+      "2-core CPU; GoldenTest runs Train and an 8-step beam search instead";
   spec.reference_parameters = 44823040;
   spec.reference_buffers = 5120000;
   spec.golden_file = "speech_transformer.golden";
