@@ -1,4 +1,4 @@
-// Optimizers that TorchBench models vendor and LibTorch lacks.
+// Optimizers and schedules that TorchBench models vendor and LibTorch lacks.
 //
 //   common::VendoredRAdam optimizer(net->parameters(), {.lr = 1e-4});
 //   optimizer.ZeroGrad();
@@ -7,15 +7,36 @@
 #ifndef TORCHBENCH_MODELS_COMMON_OPTIMIZERS_H_
 #define TORCHBENCH_MODELS_COMMON_OPTIMIZERS_H_
 
+#include <torch/optim/adam.h>
 #include <torch/types.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
 namespace torchbench::common {
+
+// The Transformer paper's warm-up schedule, which BERT_pytorch's and
+// attention_is_all_you_need_pytorch's ScheduledOptim and speech_transformer's
+// TransformerOptimizer each vendor: before step `step` (1, 2, ...) every
+// group's lr becomes scale * d_model^-0.5 * min(step^-0.5,
+// step * warmup^-1.5) (scale: 1, lr_mul, k), then Adam steps.
+inline void NoamScheduledStep(torch::optim::Adam& adam, int64_t step,
+                              double scale, int64_t d_model,
+                              int64_t warmup_steps) {
+  const double n = static_cast<double>(step);
+  const double lr =
+      scale * std::pow(static_cast<double>(d_model), -0.5) *
+      std::min(std::pow(n, -0.5),
+               n * std::pow(static_cast<double>(warmup_steps), -1.5));
+  for (auto& group : adam.param_groups()) {
+    static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
+  }
+  adam.step();
+}
 
 // The RAdam (Liu et al. 2019) that TorchBench's tts_angular vendors
 // (torchbenchmark/models/tts_angular/angular_tts_main.py at 43ca0857, from

@@ -56,6 +56,7 @@
 #include <string>
 #include <vector>
 
+#include "common/optimizers.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -458,16 +459,8 @@ class AttentionIsAllYouNeed final : public Model {
       RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, record);
     }
     // ScheduledOptim._update_learning_rate, then the inner Adam step.
-    ++n_steps_;
-    const double steps = static_cast<double>(n_steps_);
-    const double lr =
-        kLrMul * std::pow(static_cast<double>(kModel), -0.5) *
-        std::min(std::pow(steps, -0.5),
-                 steps * std::pow(static_cast<double>(kWarmupSteps), -1.5));
-    for (auto& group : optimizer_->param_groups()) {
-      static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
-    }
-    optimizer_->step();
+    common::NoamScheduledStep(*optimizer_, ++n_steps_, kLrMul, kModel,
+                              kWarmupSteps);
     return loss.detach();
   }
 

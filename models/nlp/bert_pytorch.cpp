@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/optimizers.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -369,29 +370,21 @@ class ScheduledOptim {
       : optimizer_(std::move(params), torch::optim::AdamOptions(kLr)
                                           .betas({kBeta1, kBeta2})
                                           .weight_decay(kWeightDecay)),
-        n_warmup_steps_(n_warmup_steps),
-        init_lr_(std::pow(static_cast<double>(d_model), -0.5)) {}
+        d_model_(d_model),
+        n_warmup_steps_(n_warmup_steps) {}
 
   void zero_grad() { optimizer_.zero_grad(); }
 
   void step_and_update_lr() {
-    ++n_current_steps_;
-    const double n = static_cast<double>(n_current_steps_);
-    const double scale =
-        std::min(std::pow(n, -0.5),
-                 std::pow(static_cast<double>(n_warmup_steps_), -1.5) * n);
-    for (auto& group : optimizer_.param_groups()) {
-      static_cast<torch::optim::AdamOptions&>(group.options())
-          .lr(init_lr_ * scale);
-    }
-    optimizer_.step();
+    common::NoamScheduledStep(optimizer_, ++n_current_steps_, /*scale=*/1.0,
+                              d_model_, n_warmup_steps_);
   }
 
  private:
   torch::optim::Adam optimizer_;
+  int64_t d_model_;
   int64_t n_warmup_steps_;
   int64_t n_current_steps_ = 0;
-  double init_lr_;
 };
 
 // One batch as BERTDataset.__getitem__ lays it out (all B x 128 int64 except

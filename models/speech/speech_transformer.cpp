@@ -63,6 +63,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/optimizers.h"
 #include "speech/speech_transformer_network.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
@@ -304,16 +305,8 @@ class SpeechTransformer final : public Model {
       RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, record);
     }
     // TransformerOptimizer._update_lr, then the inner Adam step.
-    ++step_num_;
-    const double steps = static_cast<double>(step_num_);
-    const double lr =
-        kLrK * std::pow(static_cast<double>(kModel), -0.5) *
-        std::min(std::pow(steps, -0.5),
-                 steps * std::pow(static_cast<double>(kWarmupSteps), -1.5));
-    for (auto& group : optimizer_->param_groups()) {
-      static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
-    }
-    optimizer_->step();
+    common::NoamScheduledStep(*optimizer_, ++step_num_, kLrK, kModel,
+                              kWarmupSteps);
     const double loss_value = loss.item<double>();
     static_cast<void>(gold.ne(kIgnoreId).sum().item<int64_t>());
     return loss_value;
