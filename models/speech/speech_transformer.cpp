@@ -224,17 +224,6 @@ class SpeechTransformer final : public Model {
   // recognize() on the filled weights, then one train() call with dropout
   // off, as tools/golden/adapters/speech_transformer.py records them.
   std::map<std::string, torch::Tensor> GoldenOutputs() override {
-    {
-      // Python's fill visits the tied matrix under both of its names
-      // (named_parameters(remove_duplicate=False)); the last, tgt_word_prj,
-      // is what it holds.
-      torch::NoGradGuard no_grad;
-      torch::Tensor tied =
-          net_->decoder()->named_parameters()["tgt_word_emb.weight"];
-      tied.copy_(DeterministicTensor("decoder.tgt_word_prj.weight",
-                                     tied.sizes(), torch::kFloat, 0,
-                                     std::sqrt(3.0 / kModel)));
-    }
     for (auto& m : net_->modules()) {
       if (auto* dropout = m->as<torch::nn::Dropout>()) dropout->options.p(0.0);
     }
