@@ -21,6 +21,7 @@
 #include "torchbench/device.h"
 #include "torchbench/instance.h"
 #include "torchbench/memory.h"
+#include "torchbench/op_counter.h"
 #include "torchbench/reporter.h"
 
 namespace torchbench {
@@ -54,14 +55,40 @@ void Fail(benchmark::State& state, const std::string& message) {
   state.SkipWithError(message.c_str());
 }
 
+// What ran, for the result's label: the resolved precision and, for Train,
+// the optimizer path(s) the step took.
+std::string Label(const Instance& instance) {
+  std::string label =
+      absl::StrCat("precision:", PrecisionName(instance.config().precision));
+  if (instance.config().mode == Mode::kTrain) {
+    absl::StrAppend(&label, " optimizer:",
+                    OptimizerPathsText(instance.stepped_optimizer_paths()));
+  }
+  return label;
+}
+
 void RunInstance(benchmark::State& state, const RegisteredModel* entry,
-                 ModelConfig config, int warmup_steps) {
+                 ModelConfig config, int warmup_steps, bool count_ops) {
   Instance* instance = nullptr;
   try {
     instance = &LiveInstance().Acquire(*entry, config, warmup_steps);
   } catch (const std::exception& e) {
     Fail(state, absl::StrCat("setup failed: ", Describe(e)));
     return;
+  }
+  int64_t aten_ops = -1;
+  int64_t optimizer_ops = -1;
+  if (count_ops) {
+    try {
+      OpCounter ops;
+      instance->Step();
+      SynchronizeDevice(config.device);
+      aten_ops = ops.top_level_ops();
+      optimizer_ops = ops.optimizer_ops();
+    } catch (const std::exception& e) {
+      Fail(state, absl::StrCat("counting ops failed: ", Describe(e)));
+      return;
+    }
   }
 
   StepTimer timer(config.device);
@@ -111,6 +138,13 @@ void RunInstance(benchmark::State& state, const RegisteredModel* entry,
       benchmark::Counter(static_cast<double>(instance->counts().parameters));
   state.counters["batch_size"] =
       benchmark::Counter(static_cast<double>(config.batch_size));
+  if (aten_ops >= 0) {
+    state.counters["aten_ops"] =
+        benchmark::Counter(static_cast<double>(aten_ops));
+    state.counters["optimizer_ops"] =
+        benchmark::Counter(static_cast<double>(optimizer_ops));
+  }
+  state.SetLabel(Label(*instance));
 }
 
 std::string JsonEscape(const std::string& s) {
@@ -207,15 +241,29 @@ std::vector<std::string> RegisterModelBenchmarks(
         config.mode = mode;
         config.batch_size = batch_size;
         config.device = options.device;
-        config.precision = options.precision;
+        config.precision = entry->spec.ResolvePrecision(options.precision,
+                                                        mode, options.device);
+        if (const std::string* why =
+                entry->spec.UnsupportedReason(config.precision)) {
+          if (notes != nullptr) {
+            notes->push_back(
+                {name, absl::StrCat(name, " skipped: ", entry->spec.name,
+                                    " does not run ",
+                                    PrecisionName(config.precision), " (",
+                                    *why, ")")});
+          }
+          continue;
+        }
+        config.optimizer = options.optimizer;
         config.channels_last =
             options.channels_last && entry->spec.supports_channels_last;
         config.seed = options.seed;
         const int warmup = options.warmup_steps;
+        const bool count_ops = options.count_ops;
         benchmark::RegisterBenchmark(
             name.c_str(),
-            [entry, config, warmup](benchmark::State& state) {
-              RunInstance(state, entry, config, warmup);
+            [entry, config, warmup, count_ops](benchmark::State& state) {
+              RunInstance(state, entry, config, warmup, count_ops);
             })
             ->UseManualTime()
             ->Unit(benchmark::kMillisecond);
@@ -419,6 +467,8 @@ int RunMain(int argc, char** argv, bool caller_benchmarks) {
   RunOptions options;
   options.device = device;
   options.precision = flags->precision;
+  options.optimizer = flags->optimizer;
+  options.count_ops = flags->count_ops;
   options.channels_last = flags->channels_last;
   options.warmup_steps = flags->warmup_steps;
   options.seed = flags->seed;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "torchbench/device.h"
 #include "torchbench/memory.h"
+#include "torchbench/optim.h"
 #include "torchbench_config.h"
 #include "torchbench_git_commit.h"
 
@@ -52,7 +53,12 @@ std::vector<std::pair<std::string, std::string>> RunContext(
                       : "none");
   kv.emplace_back("torchbench_device", device.str());
   kv.emplace_back("device_name", DeviceName(device));
+  // "default" resolves per model (each result's label names what ran).
   kv.emplace_back("precision", PrecisionName(flags.precision));
+  kv.emplace_back("optimizer_path", OptimizerPathName(flags.optimizer));
+  kv.emplace_back(
+      "optimizer_path_resolved",
+      OptimizerPathName(ResolveOptimizerPath(flags.optimizer, device)));
   kv.emplace_back("allow_tf32_cublas", Bool(ctx.allowTF32CuBLAS()));
   kv.emplace_back("allow_tf32_cudnn", Bool(ctx.allowTF32CuDNN()));
   kv.emplace_back("cudnn_benchmark", Bool(ctx.benchmarkCuDNN()));

@@ -69,14 +69,31 @@ absl::StatusOr<HarnessFlags> ParseHarnessFlags(int* argc, char** argv) {
       flags.device = *value;
     } else if (name == "torchbench_precision") {
       if (auto s = need_value(); !s.ok()) return s;
-      if (*value == "fp32") {
-        flags.precision = Precision::kFp32;
-      } else if (*value == "tf32") {
-        flags.precision = Precision::kTf32;
-      } else {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--torchbench_precision=", *value, ": expected fp32 or tf32"));
+      const auto precision = ParsePrecision(*value);
+      if (!precision) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--torchbench_precision=", *value,
+                         ": expected fp32, tf32, fp16, bf16, amp_fp16, "
+                         "amp_bf16 or default"));
       }
+      flags.precision = *precision;
+    } else if (name == "torchbench_optimizer") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (*value == "default") {
+        flags.optimizer = OptimizerPath::kDefault;
+      } else if (*value == "foreach") {
+        flags.optimizer = OptimizerPath::kForeach;
+      } else if (*value == "single") {
+        flags.optimizer = OptimizerPath::kSingle;
+      } else {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--torchbench_optimizer=", *value,
+                         ": expected default, foreach or single"));
+      }
+    } else if (name == "torchbench_count_ops") {
+      auto b = ParseBool(name, value);
+      if (!b.ok()) return b.status();
+      flags.count_ops = *b;
     } else if (name == "torchbench_channels_last") {
       auto b = ParseBool(name, value);
       if (!b.ok()) return b.status();
@@ -127,7 +144,18 @@ std::string HarnessFlagsHelp() {
   --torchbench_device=cpu|cuda[:i]   device to run on (default: cuda when usable, else cpu)
   --torchbench_batch_sizes=1,8,32    batch sizes instead of each model's defaults
                                      (models with a fixed batch size keep theirs)
-  --torchbench_precision=fp32|tf32   math precision (tf32: TF32 matmul and cuDNN)
+  --torchbench_precision=P          fp32 (default), tf32 (TF32 matmul and cuDNN),
+                                     fp16 / bf16 (module and inputs converted),
+                                     amp_fp16 / amp_bf16 (autocast; fp16 Train
+                                     scales the loss), or default (each model's
+                                     TorchBench default: fp16 Eval for torchvision
+                                     and timm on CUDA, ...; fp32 on the CPU)
+  --torchbench_optimizer=default|foreach|single
+                                     optimizer path: multi-tensor _foreach_ ops or
+                                     a per-parameter loop (default: foreach on
+                                     CUDA, single elsewhere, as PyTorch picks)
+  --torchbench_count_ops             count ATen ops in one extra untimed step
+                                     (counters aten_ops, optimizer_ops)
   --torchbench_channels_last         channels-last memory format for vision models
   --torchbench_warmup_steps=N        untimed steps before timing each instance (default 3)
   --torchbench_seed=N                seed for weights and inputs (default 1337)

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "torchbench/device.h"
 #include "torchbench/memory.h"
+#include "torchbench/optim.h"
 
 namespace torchbench {
 
@@ -15,6 +16,9 @@ Instance::Instance(const RegisteredModel& entry, const ModelConfig& config)
     : entry_(&entry), config_(config) {
   const auto start = std::chrono::steady_clock::now();
   model_ = entry.Create(config);
+  if (config.dtype() != torch::kFloat) {
+    ConvertFloatingTensors(model_->module(), config.dtype());
+  }
   SynchronizeDevice(config.device);
   build_seconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -23,11 +27,41 @@ Instance::Instance(const RegisteredModel& entry, const ModelConfig& config)
 }
 
 torch::Tensor Instance::Step() {
+  optim::internal::TakeSteppedPaths();
+  StepPrecision precision(config_, &scaler_);
+  torch::Tensor out;
   if (config_.mode == Mode::kEval) {
     torch::NoGradGuard no_grad;
-    return model_->Step();
+    out = model_->Step();
+  } else {
+    out = model_->Step();
   }
-  return model_->Step();
+  precision.Finish();
+  stepped_paths_ = optim::internal::TakeSteppedPaths();
+  return out;
+}
+
+void ConvertFloatingTensors(torch::nn::Module& module,
+                            torch::ScalarType dtype) {
+  torch::NoGradGuard no_grad;
+  auto convert = [dtype](torch::Tensor& t) {
+    if (t.is_floating_point() && t.scalar_type() != dtype) {
+      t.set_data(t.to(dtype));
+    }
+  };
+  for (auto& p : module.parameters(/*recurse=*/true)) convert(p);
+  for (auto& b : module.buffers(/*recurse=*/true)) convert(b);
+}
+
+std::string OptimizerPathsText(unsigned paths) {
+  const bool foreach =
+      (paths & (1u << static_cast<unsigned>(OptimizerPath::kForeach))) != 0;
+  const bool single =
+      (paths & (1u << static_cast<unsigned>(OptimizerPath::kSingle))) != 0;
+  if (foreach && single) return "foreach+single";
+  if (foreach) return "foreach";
+  if (single) return "single";
+  return "none";
 }
 
 void CheckFinite(const torch::Tensor& output, const std::string& what) {
@@ -56,6 +90,14 @@ absl::StatusOr<std::unique_ptr<Instance>> CreateInstance(
     return absl::InvalidArgumentError(
         absl::StrCat(name, " does not support ", ModeName(config.mode)));
   }
+  ModelConfig resolved = config;
+  resolved.precision =
+      spec.ResolvePrecision(config.precision, config.mode, config.device);
+  if (const std::string* why = spec.UnsupportedReason(resolved.precision)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " does not run ", PrecisionName(resolved.precision),
+                     ": ", *why));
+  }
   if (config.batch_size < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("batch size ", config.batch_size, " for ", name,
@@ -73,7 +115,7 @@ absl::StatusOr<std::unique_ptr<Instance>> CreateInstance(
                      " batch size of ", spec.DefaultBatchSize(config.mode)));
   }
   try {
-    return std::make_unique<Instance>(*entry, config);
+    return std::make_unique<Instance>(*entry, resolved);
   } catch (const c10::Error& e) {
     return absl::InternalError(absl::StrCat(
         "building ", name, " failed: ", e.what_without_backtrace()));
@@ -88,6 +130,7 @@ Instance& InstanceCache::Acquire(const RegisteredModel& entry,
   std::string key = absl::StrCat(
       InstanceName(entry.spec.name, config.mode, config.batch_size), "/",
       config.device.str(), "/", PrecisionName(config.precision), "/",
+      OptimizerPathName(config.optimizer), "/",
       config.channels_last, "/", config.seed);
   if (instance_ && key == key_) return *instance_;
   Release();

@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace torchbench {
 
@@ -10,8 +11,57 @@ const char* ModeName(Mode mode) {
   return mode == Mode::kTrain ? "Train" : "Eval";
 }
 
+namespace {
+
+constexpr std::pair<Precision, const char*> kPrecisionNames[] = {
+    {Precision::kFp32, "fp32"},         {Precision::kTf32, "tf32"},
+    {Precision::kFp16, "fp16"},         {Precision::kBf16, "bf16"},
+    {Precision::kAmpFp16, "amp_fp16"},  {Precision::kAmpBf16, "amp_bf16"},
+    {Precision::kDefault, "default"},
+};
+
+}  // namespace
+
 const char* PrecisionName(Precision precision) {
-  return precision == Precision::kTf32 ? "tf32" : "fp32";
+  for (const auto& [p, name] : kPrecisionNames) {
+    if (p == precision) return name;
+  }
+  return "?";
+}
+
+std::optional<Precision> ParsePrecision(std::string_view text) {
+  for (const auto& [p, name] : kPrecisionNames) {
+    if (text == name) return p;
+  }
+  return std::nullopt;
+}
+
+torch::ScalarType ParameterDtype(Precision precision) {
+  switch (precision) {
+    case Precision::kFp16:
+      return torch::kHalf;
+    case Precision::kBf16:
+      return torch::kBFloat16;
+    default:
+      return torch::kFloat;
+  }
+}
+
+std::optional<torch::ScalarType> AutocastDtype(Precision precision) {
+  if (precision == Precision::kAmpFp16) return torch::kHalf;
+  if (precision == Precision::kAmpBf16) return torch::kBFloat16;
+  return std::nullopt;
+}
+
+const char* OptimizerPathName(OptimizerPath path) {
+  switch (path) {
+    case OptimizerPath::kForeach:
+      return "foreach";
+    case OptimizerPath::kSingle:
+      return "single";
+    default:
+      return "default";
+  }
 }
 
 bool ModelSpec::Supports(Mode mode) const {
@@ -26,6 +76,21 @@ int64_t ModelSpec::DefaultBatchSize(Mode mode) const {
 int64_t ModelSpec::MinBatchSize(Mode mode) const {
   return std::max<int64_t>(
       1, mode == Mode::kTrain ? min_train_batch_size : min_eval_batch_size);
+}
+
+Precision ModelSpec::ResolvePrecision(Precision requested, Mode mode,
+                                      const c10::Device& device) const {
+  if (requested != Precision::kDefault) return requested;
+  if (!device.is_cuda()) return Precision::kFp32;
+  return mode == Mode::kTrain ? default_cuda_train_precision
+                              : default_cuda_eval_precision;
+}
+
+const std::string* ModelSpec::UnsupportedReason(Precision precision) const {
+  for (const auto& limit : unsupported_precisions) {
+    if (limit.precision == precision) return &limit.reason;
+  }
+  return nullptr;
 }
 
 torch::Tensor Model::Forward(const std::vector<torch::Tensor>& /*inputs*/) {

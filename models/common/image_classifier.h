@@ -10,8 +10,6 @@
 
 #include <torch/nn/functional/loss.h>
 #include <torch/nn/module.h>
-#include <torch/optim/adam.h>
-#include <torch/optim/sgd.h>
 #include <torch/types.h>
 #include <torch/utils.h>
 
@@ -25,7 +23,9 @@
 
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
+#include "torchbench/amp.h"
 #include "torchbench/model.h"
+#include "torchbench/optim.h"
 
 namespace torchbench::common {
 
@@ -51,7 +51,8 @@ inline void ToChannelsLast(torch::nn::Module& module) {
 // rand_like(model(x)) (after one forward of the train()-mode model, which
 // moves every BN running stat once), real_input = rand_like(x) and
 // real_output = rand_like(example_outputs). Converted to channels-last as
-// enable_channels_last() does after __init__.
+// enable_channels_last() does after __init__, and to the precision's dtype
+// as enable_fp16_half() does (drawn in fp32, then converted).
 struct TorchVisionInputs {
   torch::Tensor example_input;
   torch::Tensor
@@ -87,6 +88,9 @@ TorchVisionInputs MakeTorchVisionInputs(
       if (t->defined()) *t = t->contiguous(torch::MemoryFormat::ChannelsLast);
     }
   }
+  for (torch::Tensor* t : {&in.example_input, &in.real_input, &in.real_target}) {
+    if (t->defined()) *t = t->to(config.dtype());
+  }
   return in;
 }
 
@@ -104,8 +108,8 @@ class TorchVisionClassifier final : public Model {
     in_ = MakeTorchVisionInputs(net_, config, image_shape);
     if (mode_ == Mode::kTrain) {
       net_->train();
-      optimizer_ = std::make_unique<torch::optim::Adam>(
-          net_->parameters(), torch::optim::AdamOptions(1e-3));
+      optimizer_ = std::make_unique<optim::Adam>(
+          net_->parameters(), optim::AdamOptions{.lr = 1e-3}, config.optimizer);
     } else {
       net_->eval();
     }
@@ -113,13 +117,13 @@ class TorchVisionClassifier final : public Model {
 
   torch::Tensor Step() override {
     if (mode_ == Mode::kEval) return net_->forward(in_.example_input);
-    optimizer_->zero_grad();
+    optimizer_->ZeroGrad();
     torch::Tensor pred = net_->forward(in_.real_input);
     // Class-probability targets of pred's shape (not class indices).
     torch::Tensor loss =
         torch::nn::functional::cross_entropy(pred, in_.real_target);
-    loss.backward();
-    optimizer_->step();
+    Backward(loss);
+    optimizer_->Step();
     return loss.detach();
   }
 
@@ -134,7 +138,7 @@ class TorchVisionClassifier final : public Model {
   Mode mode_;
   Net net_;
   TorchVisionInputs in_;
-  std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::unique_ptr<optim::Adam> optimizer_;
 };
 
 // Returns a factory building `make_net()` into a TorchVisionClassifier.
@@ -153,8 +157,9 @@ ModelFactory MakeTorchVisionClassifier(std::function<Net()> make_net,
 // weight_decay=1e-4) as TorchBench's TimmConfig calls it: SGD with Nesterov
 // momentum, weight decay only on parameters with more than one dimension
 // whose name is not "*.bias" and not in the model's no_weight_decay() list.
-inline std::unique_ptr<torch::optim::SGD> MakeTimmSgd(
-    torch::nn::Module& module, const std::set<std::string>& no_weight_decay) {
+inline std::unique_ptr<optim::Sgd> MakeTimmSgd(
+    torch::nn::Module& module, const std::set<std::string>& no_weight_decay,
+    OptimizerPath path) {
   std::vector<torch::Tensor> decay;
   std::vector<torch::Tensor> no_decay;
   for (const auto& p : module.named_parameters(/*recurse=*/true)) {
@@ -168,15 +173,13 @@ inline std::unique_ptr<torch::optim::SGD> MakeTimmSgd(
       decay.push_back(p.value());
     }
   }
-  auto defaults = torch::optim::SGDOptions(1e-4).momentum(0.9).nesterov(true);
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(
-      no_decay, std::make_unique<torch::optim::SGDOptions>(
-                    torch::optim::SGDOptions(defaults).weight_decay(0.0)));
-  groups.emplace_back(
-      decay, std::make_unique<torch::optim::SGDOptions>(
-                 torch::optim::SGDOptions(defaults).weight_decay(1e-4)));
-  return std::make_unique<torch::optim::SGD>(std::move(groups), defaults);
+  constexpr double kLr = 1e-4;
+  std::vector<optim::ParamGroup> groups = {
+      {.params = std::move(no_decay), .lr = kLr, .weight_decay = 0.0},
+      {.params = std::move(decay), .lr = kLr, .weight_decay = 1e-4}};
+  return std::make_unique<optim::Sgd>(
+      std::move(groups),
+      optim::SgdOptions{.lr = kLr, .momentum = 0.9, .nesterov = true}, path);
 }
 
 // TorchBench's TimmModel (util/framework/timm/model_factory.py at
@@ -205,7 +208,8 @@ class TimmClassifier final : public Model {
     net_->to(config.device);
     if (mode_ == Mode::kTrain) {
       net_->train();
-      optimizer_ = MakeTimmSgd(*net_, options.no_weight_decay);
+      optimizer_ =
+          MakeTimmSgd(*net_, options.no_weight_decay, config.optimizer);
     } else {
       net_->eval();
     }
@@ -214,11 +218,12 @@ class TimmClassifier final : public Model {
       example_input_ =
           example_input_.contiguous(torch::MemoryFormat::ChannelsLast);
     }
+    example_input_ = example_input_.to(config.dtype());
   }
 
   torch::Tensor Step() override {
     if (mode_ == Mode::kEval) return net_->forward(example_input_);
-    optimizer_->zero_grad();
+    optimizer_->ZeroGrad();
     torch::Tensor output = net_->forward(example_input_);
     torch::Tensor target =
         torch::empty(
@@ -226,8 +231,8 @@ class TimmClassifier final : public Model {
             torch::TensorOptions().device(output.device()).dtype(torch::kLong))
             .random_(num_classes_);
     torch::Tensor loss = torch::nn::functional::cross_entropy(output, target);
-    loss.backward();
-    optimizer_->step();
+    Backward(loss);
+    optimizer_->Step();
     return loss.detach();
   }
 
@@ -243,7 +248,7 @@ class TimmClassifier final : public Model {
   int64_t num_classes_;
   Net net_;
   torch::Tensor example_input_;
-  std::unique_ptr<torch::optim::SGD> optimizer_;
+  std::unique_ptr<optim::Sgd> optimizer_;
 };
 
 // Returns a factory building `make_net()` into a TimmClassifier.
@@ -265,9 +270,8 @@ ModelFactory MakeTimmClassifier(
 template <typename Net>
 class PhlippeClassifier final : public Model {
  public:
-  using OptimizerFactory =
-      std::function<std::unique_ptr<torch::optim::Optimizer>(
-          std::vector<torch::Tensor>)>;
+  using OptimizerFactory = std::function<std::unique_ptr<optim::Optimizer>(
+      std::vector<torch::Tensor>, OptimizerPath)>;
 
   PhlippeClassifier(const ModelConfig& config, Net net,
                     const OptimizerFactory& make_optimizer)
@@ -277,7 +281,8 @@ class PhlippeClassifier final : public Model {
     images_ = torch::randn({config.batch_size, 3, 32, 32}, options);
     targets_ =
         torch::randint(0, 10, {config.batch_size}, options.dtype(torch::kLong));
-    optimizer_ = make_optimizer(net_->parameters());
+    images_ = images_.to(config.dtype());
+    optimizer_ = make_optimizer(net_->parameters(), config.optimizer);
   }
 
   torch::Tensor Step() override {
@@ -321,14 +326,14 @@ class PhlippeClassifier final : public Model {
     net_->train();
     torch::Tensor output = net_->forward(images_);
     torch::Tensor loss = torch::nn::functional::cross_entropy(output, targets_);
-    loss.backward();
+    Backward(loss);
     if (record != nullptr) {
       (*record)["output"] = output.detach();
       (*record)["loss"] = loss.detach();
       RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, record);
     }
-    optimizer_->step();
-    optimizer_->zero_grad();
+    optimizer_->Step();
+    optimizer_->ZeroGrad();
     return loss.detach();
   }
 
@@ -336,7 +341,7 @@ class PhlippeClassifier final : public Model {
   Net net_;
   torch::Tensor images_;
   torch::Tensor targets_;
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<optim::Optimizer> optimizer_;
 };
 
 // Returns a factory building `make_net()` into a PhlippeClassifier.

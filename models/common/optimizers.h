@@ -2,20 +2,20 @@
 //
 //   common::VendoredRAdam optimizer(net->parameters(), {.lr = 1e-4});
 //   optimizer.ZeroGrad();
-//   loss.backward();
+//   torchbench::Backward(loss);
 //   optimizer.Step();
 #ifndef TORCHBENCH_MODELS_COMMON_OPTIMIZERS_H_
 #define TORCHBENCH_MODELS_COMMON_OPTIMIZERS_H_
 
-#include <torch/optim/adam.h>
 #include <torch/types.h>
-#include <torch/utils.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
+
+#include "torchbench/optim.h"
 
 namespace torchbench::common {
 
@@ -24,18 +24,15 @@ namespace torchbench::common {
 // TransformerOptimizer each vendor: before step `step` (1, 2, ...) every
 // group's lr becomes scale * d_model^-0.5 * min(step^-0.5,
 // step * warmup^-1.5) (scale: 1, lr_mul, k), then Adam steps.
-inline void NoamScheduledStep(torch::optim::Adam& adam, int64_t step,
-                              double scale, int64_t d_model,
-                              int64_t warmup_steps) {
+inline void NoamScheduledStep(optim::Adam& adam, int64_t step, double scale,
+                              int64_t d_model, int64_t warmup_steps) {
   const double n = static_cast<double>(step);
   const double lr =
       scale * std::pow(static_cast<double>(d_model), -0.5) *
       std::min(std::pow(n, -0.5),
                n * std::pow(static_cast<double>(warmup_steps), -1.5));
-  for (auto& group : adam.param_groups()) {
-    static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
-  }
-  adam.step();
+  adam.SetLr(lr);
+  adam.Step();
 }
 
 // The RAdam (Liu et al. 2019) that TorchBench's tts_angular vendors
@@ -49,7 +46,7 @@ inline void NoamScheduledStep(torch::optim::Adam& adam, int64_t step,
 // the step size. The reference caches (N_sma, step_size) per step number in a
 // ring of ten entries shared by a parameter group; the cached values equal
 // the ones recomputed here, so the cache is left out.
-class VendoredRAdam {
+class VendoredRAdam final : public optim::Optimizer {
  public:
   struct Options {
     double lr = 1e-3;
@@ -60,27 +57,25 @@ class VendoredRAdam {
     bool degenerated_to_sgd = true;
   };
 
+  // Always the per-parameter loop: the reference's own code is one, on
+  // every device, whatever --torchbench_optimizer asks.
   VendoredRAdam(std::vector<torch::Tensor> params, Options options)
-      : params_(std::move(params)),
+      : Optimizer("RAdam",
+                  optim::OneGroup(std::move(params), options.lr,
+                                  options.weight_decay),
+                  OptimizerPath::kSingle),
         options_(options),
-        states_(params_.size()) {}
+        states_(param_groups().front().params.size()) {}
 
-  // What setting param_groups[...]["lr"] does in Python.
-  void set_lr(double lr) { options_.lr = lr; }
-
-  // torch.optim.Optimizer.zero_grad() (set_to_none=True since torch 2.0).
-  void ZeroGrad() {
-    for (auto& p : params_) p.mutable_grad().reset();
-  }
-
-  void Step() {
-    torch::NoGradGuard no_grad;
+ private:
+  void UpdateGroup(size_t g, const std::vector<size_t>& with_grad) override {
+    const optim::ParamGroup& group = param_groups()[g];
     const double beta1 = options_.beta1;
     const double beta2 = options_.beta2;
-    const double lr = options_.lr;
-    for (size_t i = 0; i < params_.size(); ++i) {
-      torch::Tensor& p = params_[i];
-      if (!p.grad().defined()) continue;
+    const double lr = group.lr;
+    const double weight_decay = group.weight_decay;
+    for (size_t i : with_grad) {
+      torch::Tensor p = group.params[i];
       const torch::Tensor grad = p.grad();
       State& state = states_[i];
       if (state.step == 0) {
@@ -108,28 +103,22 @@ class VendoredRAdam {
       }
 
       if (n_sma >= 5) {
-        if (options_.weight_decay != 0) {
-          p.add_(p, -options_.weight_decay * lr);
-        }
+        if (weight_decay != 0) p.add_(p, -weight_decay * lr);
         torch::Tensor denom = state.exp_avg_sq.sqrt().add_(options_.eps);
         p.addcdiv_(state.exp_avg, denom, -step_size * lr);
       } else if (step_size > 0) {
-        if (options_.weight_decay != 0) {
-          p.add_(p, -options_.weight_decay * lr);
-        }
+        if (weight_decay != 0) p.add_(p, -weight_decay * lr);
         p.add_(state.exp_avg, -step_size * lr);
       }
     }
   }
 
- private:
   struct State {
     int64_t step = 0;
     torch::Tensor exp_avg;
     torch::Tensor exp_avg_sq;
   };
 
-  std::vector<torch::Tensor> params_;
   Options options_;
   std::vector<State> states_;
 };

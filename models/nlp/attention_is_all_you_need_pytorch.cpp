@@ -46,7 +46,6 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
-#include <torch/optim/adam.h>
 #include <torch/types.h>
 
 #include <algorithm>
@@ -59,7 +58,9 @@
 #include "common/optimizers.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
+#include "torchbench/amp.h"
 #include "torchbench/model.h"
+#include "torchbench/optim.h"
 #include "torchbench/registry.h"
 
 namespace torchbench {
@@ -397,9 +398,9 @@ class AttentionIsAllYouNeed final : public Model {
                 .to(config.device);
     if (mode_ == Mode::kTrain) {
       net_->train();
-      optimizer_ = std::make_unique<torch::optim::Adam>(
-          net_->parameters(),
-          torch::optim::AdamOptions().betas({0.9, 0.98}).eps(1e-9));
+      optimizer_ = std::make_unique<optim::Adam>(
+          net_->parameters(), optim::AdamOptions{.beta2 = 0.98, .eps = 1e-9},
+          config.optimizer);
     } else {
       net_->eval();
     }
@@ -436,7 +437,7 @@ class AttentionIsAllYouNeed final : public Model {
   // non-pad targets, no label smoothing, plus its two .item() counts),
   // backward, ScheduledOptim.step_and_update_lr().
   torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* record) {
-    optimizer_->zero_grad();
+    optimizer_->ZeroGrad();
     torch::Tensor pred = net_(src_seq_, trg_seq_);
     torch::Tensor loss = torch::nn::functional::cross_entropy(
         pred, gold_,
@@ -452,7 +453,7 @@ class AttentionIsAllYouNeed final : public Model {
     const int64_t n_word = non_pad.sum().item<int64_t>();
     static_cast<void>(n_correct);
     static_cast<void>(n_word);
-    loss.backward();
+    Backward(loss);
     if (record != nullptr) {
       (*record)["output"] = pred.detach();
       (*record)["loss"] = loss.detach();
@@ -469,7 +470,7 @@ class AttentionIsAllYouNeed final : public Model {
   torch::Tensor src_seq_;
   torch::Tensor trg_seq_;
   torch::Tensor gold_;
-  std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::unique_ptr<optim::Adam> optimizer_;
   int64_t n_steps_ = 0;
 };
 

@@ -16,7 +16,6 @@
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
-#include <torch/optim/adam.h>
 #include <torch/types.h>
 
 #include <algorithm>
@@ -31,7 +30,9 @@
 #include "common/optimizers.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
+#include "torchbench/amp.h"
 #include "torchbench/model.h"
+#include "torchbench/optim.h"
 #include "torchbench/registry.h"
 
 namespace torchbench {
@@ -366,14 +367,17 @@ TORCH_MODULE(BERTLM);
 class ScheduledOptim {
  public:
   ScheduledOptim(std::vector<torch::Tensor> params, int64_t d_model,
-                 int64_t n_warmup_steps)
-      : optimizer_(std::move(params), torch::optim::AdamOptions(kLr)
-                                          .betas({kBeta1, kBeta2})
-                                          .weight_decay(kWeightDecay)),
+                 int64_t n_warmup_steps, OptimizerPath path)
+      : optimizer_(std::move(params),
+                   optim::AdamOptions{.lr = kLr,
+                                      .beta1 = kBeta1,
+                                      .beta2 = kBeta2,
+                                      .weight_decay = kWeightDecay},
+                   path),
         d_model_(d_model),
         n_warmup_steps_(n_warmup_steps) {}
 
-  void zero_grad() { optimizer_.zero_grad(); }
+  void zero_grad() { optimizer_.ZeroGrad(); }
 
   void step_and_update_lr() {
     common::NoamScheduledStep(optimizer_, ++n_current_steps_, /*scale=*/1.0,
@@ -381,7 +385,7 @@ class ScheduledOptim {
   }
 
  private:
-  torch::optim::Adam optimizer_;
+  optim::Adam optimizer_;
   int64_t d_model_;
   int64_t n_warmup_steps_;
   int64_t n_current_steps_ = 0;
@@ -467,8 +471,8 @@ class BertPytorch final : public Model {
     // every dropout active, in eval() too.
     model_->train();
     if (mode_ == Mode::kTrain) {
-      optim_schedule_ = std::make_unique<ScheduledOptim>(model_->parameters(),
-                                                         kHidden, kWarmupSteps);
+      optim_schedule_ = std::make_unique<ScheduledOptim>(
+          model_->parameters(), kHidden, kWarmupSteps, config.optimizer);
     }
     batch_ = MakeBatch(config.batch_size, config.device);
   }
@@ -532,7 +536,7 @@ class BertPytorch final : public Model {
     auto [next_loss, mask_loss] = Loss(out);
     torch::Tensor loss = next_loss + mask_loss;
     optim_schedule_->zero_grad();
-    loss.backward();
+    Backward(loss);
     if (record != nullptr) {
       (*record)["output.0"] = out.next_sentence.detach();
       (*record)["output.1"] = out.mask_lm.detach();

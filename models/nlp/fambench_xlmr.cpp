@@ -58,7 +58,6 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
-#include <torch/optim/sgd.h>
 #include <torch/types.h>
 
 #include <map>
@@ -67,7 +66,9 @@
 #include <vector>
 
 #include "torchbench/deterministic_fill.h"
+#include "torchbench/amp.h"
 #include "torchbench/model.h"
+#include "torchbench/optim.h"
 #include "torchbench/registry.h"
 
 namespace torchbench {
@@ -323,14 +324,16 @@ class FambenchXlmr final : public Model {
                          kDataVocabSize)
                             .to(torch::kInt));
       if (mode_ == Mode::kTrain) {
-        targets_.push_back(torch::rand(
-            {config.batch_size, kSeqLength, kTargetWidth}, options));
+        targets_.push_back(
+            torch::rand({config.batch_size, kSeqLength, kTargetWidth}, options)
+                .to(config.dtype()));
       }
     }
     if (mode_ == Mode::kTrain) {
       hub_->train();
-      optimizer_ = std::make_unique<torch::optim::SGD>(
-          hub_->parameters(), torch::optim::SGDOptions(kLearningRate));
+      optimizer_ = std::make_unique<optim::Sgd>(
+          hub_->parameters(), optim::SgdOptions{.lr = kLearningRate},
+          config.optimizer);
     } else {
       hub_->eval();
     }
@@ -402,7 +405,7 @@ class FambenchXlmr final : public Model {
                            std::map<std::string, torch::Tensor>* record) {
     torch::Tensor pred = hub_->extract_features(tokens);
     torch::Tensor loss = torch::nn::functional::cross_entropy(pred, targets);
-    loss.backward();
+    Backward(loss);
     if (record != nullptr) {
       (*record)["output"] = pred.detach();
       (*record)["loss"] = loss.detach();
@@ -413,8 +416,8 @@ class FambenchXlmr final : public Model {
         (*record)[std::string("grad:") + name] = named[name].grad();
       }
     }
-    optimizer_->step();
-    optimizer_->zero_grad();
+    optimizer_->Step();
+    optimizer_->ZeroGrad();
     return loss.detach();
   }
 
@@ -422,7 +425,7 @@ class FambenchXlmr final : public Model {
   XlmrHub hub_;
   std::vector<torch::Tensor> tokens_;
   std::vector<torch::Tensor> targets_;
-  std::unique_ptr<torch::optim::SGD> optimizer_;
+  std::unique_ptr<optim::Sgd> optimizer_;
 };
 
 ModelSpec Spec() {

@@ -66,6 +66,7 @@
 #include "nlp/fastnlp_bert_encoder.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
+#include "torchbench/amp.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
 
@@ -402,7 +403,7 @@ class FastNlpBert final : public Model {
       const torch::Tensor logits = net_->forward(batch.words);
       loss = Cmrc2018Loss(logits, batch);
       if ((step - 1) % kUpdateEvery == 0) net_->zero_grad();
-      loss.backward();
+      Backward(loss);
       if (step % kUpdateEvery == 0) {
         // GradientClipCallback, WarmupCallback, then _update.
         torch::nn::utils::clip_grad_norm_(net_->parameters(), kClipNorm);

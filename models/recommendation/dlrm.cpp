@@ -16,7 +16,9 @@
 
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
+#include "torchbench/amp.h"
 #include "torchbench/model.h"
+#include "torchbench/optim.h"
 #include "torchbench/registry.h"
 
 namespace torchbench {
@@ -146,7 +148,7 @@ TORCH_MODULE(DlrmNet);
 // per-step work matches.
 class LrPolicyScheduler {
  public:
-  LrPolicyScheduler(torch::optim::Optimizer& optimizer, int64_t warmup_steps,
+  LrPolicyScheduler(optim::Optimizer& optimizer, int64_t warmup_steps,
                     int64_t decay_start_step, int64_t decay_steps)
       : optimizer_(optimizer),
         warmup_steps_(warmup_steps),
@@ -156,7 +158,7 @@ class LrPolicyScheduler {
     TORCH_CHECK(decay_start_step_ >= warmup_steps_,
                 "Learning rate warmup must finish before the decay starts");
     for (auto& group : optimizer_.param_groups()) {
-      base_lrs_.push_back(group.options().get_lr());
+      base_lrs_.push_back(group.lr);
     }
     last_lrs_ = base_lrs_;
     Step();  // _LRScheduler.__init__ takes the initial step.
@@ -182,13 +184,11 @@ class LrPolicyScheduler {
       lrs = decay_steps_ > 0 ? last_lrs_ : base_lrs_;
     }
     auto& groups = optimizer_.param_groups();
-    for (size_t i = 0; i < groups.size(); ++i) {
-      groups[i].options().set_lr(lrs[i]);
-    }
+    for (size_t i = 0; i < groups.size(); ++i) groups[i].lr = lrs[i];
   }
 
  private:
-  torch::optim::Optimizer& optimizer_;
+  optim::Optimizer& optimizer_;
   int64_t warmup_steps_;
   int64_t decay_start_step_;
   int64_t decay_end_step_;
@@ -205,13 +205,16 @@ class Dlrm final : public Model {
     net_->to(config.device);
     net_->InitParameters();
     MakeInputs(config.batch_size, config.device);
+    dense_x_ = dense_x_.to(config.dtype());
+    targets_ = targets_.to(config.dtype());
     if (mode_ == Mode::kTrain) {
       net_->train();
-      // Plain SGD (no momentum, no weight decay): torch::optim::SGD::step()
-      // then does p.add_(grad, -lr), which accepts the embeddings' sparse
-      // gradients just as Python's SGD does.
-      optimizer_ = std::make_unique<torch::optim::SGD>(
-          net_->parameters(), torch::optim::SGDOptions(kLearningRate));
+      // Plain SGD (no momentum, no weight decay): p.add_(grad, -lr), which
+      // takes the embeddings' sparse gradients; with them, the foreach path
+      // falls back to that per-tensor add, as Python's SGD does.
+      optimizer_ = std::make_unique<optim::Sgd>(
+          net_->parameters(), optim::SgdOptions{.lr = kLearningRate},
+          config.optimizer);
       scheduler_ = std::make_unique<LrPolicyScheduler>(*optimizer_, 0, 0, 0);
     } else {
       net_->eval();
@@ -305,23 +308,23 @@ class Dlrm final : public Model {
   // edge gradients as they are before the optimizer step.
   torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* record) {
     torch::Tensor gen = net_->forward(dense_x_, offsets_, indices_);
-    optimizer_->zero_grad();
+    optimizer_->ZeroGrad();
     // BCE is configured, but TorchBench's Train replaces it with MSE.
     torch::Tensor loss = torch::mse_loss(gen, targets_);
-    loss.backward();
+    Backward(loss);
     if (record != nullptr) {
       (*record)["output"] = gen.detach();
       (*record)["loss"] = loss.detach();
       RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, record);
     }
-    optimizer_->step();
+    optimizer_->Step();
     scheduler_->Step();
     return loss;
   }
 
   Mode mode_;
   DlrmNet net_{nullptr};
-  std::unique_ptr<torch::optim::SGD> optimizer_;
+  std::unique_ptr<optim::Sgd> optimizer_;
   std::unique_ptr<LrPolicyScheduler> scheduler_;
   torch::Tensor dense_x_;
   torch::Tensor offsets_;

@@ -27,7 +27,6 @@
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
-#include <torch/optim/adam.h>
 #include <torch/types.h>
 #include <torch/utils.h>
 
@@ -46,7 +45,9 @@
 #include "rl/pendulum.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
+#include "torchbench/amp.h"
 #include "torchbench/model.h"
+#include "torchbench/optim.h"
 #include "torchbench/registry.h"
 
 namespace torchbench {
@@ -351,17 +352,15 @@ class SoftActorCritic final : public Model {
       for (const auto& p : agent->critic2->parameters()) {
         critic_params.push_back(p);
       }
-      critic_optimizer_ = std::make_unique<torch::optim::Adam>(
-          critic_params, torch::optim::AdamOptions(kLearningRate)
-                             .betas({0.9, 0.999})
-                             .weight_decay(0.0));
-      actor_optimizer_ = std::make_unique<torch::optim::Adam>(
-          agent->actor->parameters(), torch::optim::AdamOptions(kLearningRate)
-                                          .betas({0.9, 0.999})
-                                          .weight_decay(0.0));
-      log_alpha_optimizer_ = std::make_unique<torch::optim::Adam>(
+      const OptimizerPath path = config.optimizer;
+      critic_optimizer_ = std::make_unique<optim::Adam>(
+          critic_params, optim::AdamOptions{.lr = kLearningRate}, path);
+      actor_optimizer_ = std::make_unique<optim::Adam>(
+          agent->actor->parameters(), optim::AdamOptions{.lr = kLearningRate},
+          path);
+      log_alpha_optimizer_ = std::make_unique<optim::Adam>(
           std::vector<torch::Tensor>{nets_->log_alpha},
-          torch::optim::AdamOptions(kLearningRate).betas({0.5, 0.999}));
+          optim::AdamOptions{.lr = kLearningRate, .beta1 = 0.5}, path);
       // The reference allocates the storage on its first push (inside the
       // first train() call); here it is made up front.
       buffer_ = std::make_unique<ReplayBuffer>(kBufferSize, device_);
@@ -466,13 +465,13 @@ class SoftActorCritic final : public Model {
         td_target - agent->critic2->forward(batch.state, batch.action);
     torch::Tensor critic_loss =
         (0.5 * (td_error1.pow(2) + td_error2.pow(2))).mean();
-    critic_optimizer_->zero_grad();
-    critic_loss.backward();
+    critic_optimizer_->ZeroGrad();
+    Backward(critic_loss);
     if (hooks.record != nullptr) {
       RecordEdgeParameters(*agent->critic1, "grad:critic1.",
                            /*gradients=*/true, hooks.record);
     }
-    critic_optimizer_->step();
+    critic_optimizer_->Step();
 
     // Actor update. The critics see the actor's actions with grad, so this
     // backward also fills (unused) critic gradients, as in the reference.
@@ -484,23 +483,23 @@ class SoftActorCritic final : public Model {
                      agent->critic2->forward(batch.state, a.action)) -
           (alpha.detach() * logp_a))
              .mean();
-    actor_optimizer_->zero_grad();
-    actor_loss.backward();
+    actor_optimizer_->ZeroGrad();
+    Backward(actor_loss);
     if (hooks.record != nullptr) {
       RecordEdgeParameters(*agent->actor, "grad:actor.", /*gradients=*/true,
                            hooks.record);
     }
-    actor_optimizer_->step();
+    actor_optimizer_->Step();
 
     // Alpha update.
     torch::Tensor alpha_loss =
         (-alpha * (logp_a + kTargetEntropy).detach()).mean();
-    log_alpha_optimizer_->zero_grad();
-    alpha_loss.backward();
+    log_alpha_optimizer_->ZeroGrad();
+    Backward(alpha_loss);
     if (hooks.record != nullptr) {
       (*hooks.record)["grad:log_alpha"] = nets_->log_alpha.grad().clone();
     }
-    log_alpha_optimizer_->step();
+    log_alpha_optimizer_->Step();
     return critic_loss.detach();
   }
 
@@ -545,9 +544,9 @@ class SoftActorCritic final : public Model {
   rl::Pendulum train_env_;
   rl::Pendulum test_env_;
   std::unique_ptr<ReplayBuffer> buffer_;
-  std::unique_ptr<torch::optim::Adam> critic_optimizer_;
-  std::unique_ptr<torch::optim::Adam> actor_optimizer_;
-  std::unique_ptr<torch::optim::Adam> log_alpha_optimizer_;
+  std::unique_ptr<optim::Adam> critic_optimizer_;
+  std::unique_ptr<optim::Adam> actor_optimizer_;
+  std::unique_ptr<optim::Adam> log_alpha_optimizer_;
 };
 
 ModelSpec SoftActorCriticSpec() {

@@ -51,7 +51,6 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
-#include <torch/optim/adam.h>
 #include <torch/types.h>
 
 #include <algorithm>
@@ -67,7 +66,9 @@
 #include "speech/speech_transformer_network.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
+#include "torchbench/amp.h"
 #include "torchbench/model.h"
+#include "torchbench/optim.h"
 #include "torchbench/registry.h"
 
 namespace torchbench {
@@ -192,17 +193,18 @@ torch::Tensor CalPerformance(const torch::Tensor& pred_in,
 class SpeechTransformer final : public Model {
  public:
   explicit SpeechTransformer(const ModelConfig& config)
-      : mode_(config.mode), device_(config.device) {
+      : mode_(config.mode),
+        device_(config.device),
+        dtype_(config.dtype()),
+        optimizer_path_(config.optimizer) {
     net_->to(device_);
     if (mode_ == Mode::kTrain) {
       SetBatch(MakeBatch(TrainUtterances()));
-      optimizer_ = std::make_unique<torch::optim::Adam>(
-          net_->parameters(),
-          torch::optim::AdamOptions().betas({0.9, 0.98}).eps(1e-9));
+      optimizer_ = MakeOptimizer();
       net_->train();
     } else {
-      eval_input_ =
-          BuildLfrFeatures(Fbank("eval_fbank", kEvalFrames)).to(device_);
+      eval_input_ = BuildLfrFeatures(Fbank("eval_fbank", kEvalFrames))
+                        .to(device_, dtype_);
       eval_length_ =
           torch::tensor({eval_input_.size(0)}, torch::kInt).to(device_);
       net_->eval();
@@ -228,11 +230,7 @@ class SpeechTransformer final : public Model {
       if (auto* dropout = m->as<torch::nn::Dropout>()) dropout->options.p(0.0);
     }
     SetBatch(MakeBatch(GoldenUtterances()));
-    if (!optimizer_) {
-      optimizer_ = std::make_unique<torch::optim::Adam>(
-          net_->parameters(),
-          torch::optim::AdamOptions().betas({0.9, 0.98}).eps(1e-9));
-    }
+    if (!optimizer_) optimizer_ = MakeOptimizer();
     std::map<std::string, torch::Tensor> out;
     {
       // Model.eval() decodes with a freshly built (untrained) model.
@@ -257,8 +255,16 @@ class SpeechTransformer final : public Model {
   // The golden check's decode_max_len (its adapter's DECODE_MAX_LEN).
   static constexpr int64_t kGoldenMaxLen = 8;
 
+  // TransformerOptimizer's Adam(betas (0.9, 0.98), eps 1e-9); its lr is set
+  // before every step.
+  std::unique_ptr<optim::Adam> MakeOptimizer() {
+    return std::make_unique<optim::Adam>(
+        net_->parameters(), optim::AdamOptions{.beta2 = 0.98, .eps = 1e-9},
+        optimizer_path_);
+  }
+
   void SetBatch(const AudioBatch& batch) {
-    batch_.padded_input = batch.padded_input.to(device_);
+    batch_.padded_input = batch.padded_input.to(device_, dtype_);
     batch_.input_lengths = batch.input_lengths.to(device_);
     batch_.padded_target = batch.padded_target.to(device_);
   }
@@ -286,8 +292,8 @@ class SpeechTransformer final : public Model {
     auto [pred, gold] =
         net_(batch_.padded_input, batch_.input_lengths, batch_.padded_target);
     torch::Tensor loss = CalPerformance(pred, gold);
-    optimizer_->zero_grad();
-    loss.backward();
+    optimizer_->ZeroGrad();
+    Backward(loss);
     if (record != nullptr) {
       (*record)["output"] = pred.detach();
       (*record)["loss"] = loss.detach();
@@ -303,11 +309,13 @@ class SpeechTransformer final : public Model {
 
   Mode mode_;
   torch::Device device_;
+  torch::ScalarType dtype_;
+  OptimizerPath optimizer_path_;
   Transformer net_;
   AudioBatch batch_;
   torch::Tensor eval_input_;
   torch::Tensor eval_length_;
-  std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::unique_ptr<optim::Adam> optimizer_;
   int64_t step_num_ = 0;
 };
 

@@ -48,7 +48,6 @@
 // golden check turns every dropout off on both sides (tools/golden/
 // adapters/tacotron2.py).
 #include <torch/nn/functional/loss.h>
-#include <torch/optim/adam.h>
 #include <torch/types.h>
 #include <torch/utils.h>
 
@@ -63,7 +62,9 @@
 #include "speech/tacotron2_net.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
+#include "torchbench/amp.h"
 #include "torchbench/model.h"
+#include "torchbench/optim.h"
 #include "torchbench/registry.h"
 
 namespace torchbench {
@@ -150,8 +151,11 @@ class Tacotron2 final : public Model {
       : mode_(config.mode), device_(config.device) {
     net_->to(device_);
     batch_ = BatchTo(SyntheticBatch(config.batch_size, kMelChannels), device_);
-    optimizer_ = std::make_unique<torch::optim::Adam>(
-        net_->parameters(), torch::optim::AdamOptions(1e-3).weight_decay(1e-6));
+    batch_.mels = batch_.mels.to(config.dtype());
+    batch_.gates = batch_.gates.to(config.dtype());
+    optimizer_ = std::make_unique<optim::Adam>(
+        net_->parameters(), optim::AdamOptions{.lr = 1e-3, .weight_decay = 1e-6},
+        config.optimizer);
   }
 
   torch::Tensor Step() override {
@@ -214,7 +218,7 @@ class Tacotron2 final : public Model {
     net_->zero_grad();
     Tacotron2Outputs outputs = net_->forward(batch_);
     torch::Tensor loss = Tacotron2Loss(outputs, batch_);
-    loss.backward();
+    Backward(loss);
     if (record != nullptr) {
       Record(outputs, "output_", record);
       (*record)["loss"] = loss.detach().clone();
@@ -224,7 +228,7 @@ class Tacotron2 final : public Model {
         (*record)[std::string("grad:") + name] = params[name].grad().clone();
       }
     }
-    optimizer_->step();
+    optimizer_->Step();
     return loss.detach();
   }
 
@@ -243,7 +247,7 @@ class Tacotron2 final : public Model {
   torch::Device device_;
   Tacotron2Net net_;
   TextMelBatch batch_;
-  std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::unique_ptr<optim::Adam> optimizer_;
 };
 
 ModelSpec Spec() {

@@ -48,6 +48,7 @@
 #include "common/optimizers.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
+#include "torchbench/amp.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
 
@@ -157,7 +158,8 @@ class TtsAngular final : public Model {
     optimizer_ = std::make_unique<common::VendoredRAdam>(
         net_->parameters(), common::VendoredRAdam::Options{.lr = 1e-4});
     utterances_ = torch::rand({batch_size_, kFrames, kMelBins},
-                              torch::TensorOptions().device(config.device));
+                              torch::TensorOptions().device(config.device))
+                      .to(config.dtype());
     // Model.__init__ sets the mode once; the reference's train() sets it
     // again on every call.
     if (mode_ == Mode::kTrain) {
@@ -178,7 +180,7 @@ class TtsAngular final : public Model {
   // and lr 0.1: at 1e-4 a step moves weights too little to compare at 1e-4.
   std::map<std::string, torch::Tensor> GoldenOutputs() override {
     num_speakers_in_batch_ = 2;
-    optimizer_->set_lr(0.1);
+    optimizer_->SetLr(0.1);
     utterances_ = DeterministicTensor("utterances", utterances_.sizes(),
                                       torch::kFloat, 0.5, 0.5)
                       .to(utterances_.device());
@@ -228,7 +230,7 @@ class TtsAngular final : public Model {
     torch::Tensor view =
         outputs.view({speakers, outputs.size(0) / speakers, -1});
     torch::Tensor loss = AngleProtoLoss(view, kLossW, kLossB);
-    loss.backward();
+    Backward(loss);
     if (record != nullptr) {
       (*record)["output"] = outputs.detach().clone();
       (*record)["loss"] = loss.detach().clone();

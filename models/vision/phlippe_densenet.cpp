@@ -12,14 +12,15 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/pooling.h>
 #include <torch/nn/pimpl.h>
-#include <torch/optim/adamw.h>
 #include <torch/types.h>
 
 #include <memory>
 #include <vector>
 
 #include "common/image_classifier.h"
+#include "torchbench/amp.h"
 #include "torchbench/model.h"
+#include "torchbench/optim.h"
 #include "torchbench/registry.h"
 
 namespace torchbench {
@@ -182,11 +183,14 @@ ModelSpec Spec() {
 TORCHBENCH_REGISTER_MODEL(
     Spec(), common::MakePhlippeClassifier<DenseNet>(
                 [] { return DenseNet(); },
-                [](std::vector<torch::Tensor> params) {
-                  return std::unique_ptr<torch::optim::Optimizer>(
-                      std::make_unique<torch::optim::AdamW>(
+                [](std::vector<torch::Tensor> params, OptimizerPath path) {
+                  return std::unique_ptr<optim::Optimizer>(
+                      std::make_unique<optim::Adam>(
                           std::move(params),
-                          torch::optim::AdamWOptions(1e-3).weight_decay(1e-4)));
+                          optim::AdamOptions{.lr = 1e-3,
+                                             .weight_decay = 1e-4,
+                                             .decoupled_weight_decay = true},
+                          path));
                 }));
 
 }  // namespace torchbench

@@ -12,14 +12,15 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/pooling.h>
 #include <torch/nn/pimpl.h>
-#include <torch/optim/sgd.h>
 #include <torch/types.h>
 
 #include <memory>
 #include <vector>
 
 #include "common/image_classifier.h"
+#include "torchbench/amp.h"
 #include "torchbench/model.h"
+#include "torchbench/optim.h"
 #include "torchbench/registry.h"
 
 namespace torchbench {
@@ -153,12 +154,11 @@ TORCHBENCH_REGISTER_MODEL(
     Spec(),
     common::MakePhlippeClassifier<CifarResNet>(
         [] { return CifarResNet(); },
-        [](std::vector<torch::Tensor> params) {
-          return std::unique_ptr<torch::optim::Optimizer>(
-              std::make_unique<torch::optim::SGD>(
-                  std::move(params),
-                  torch::optim::SGDOptions(0.1).momentum(0.9).weight_decay(
-                      1e-4)));
+        [](std::vector<torch::Tensor> params, OptimizerPath path) {
+          return std::unique_ptr<optim::Optimizer>(std::make_unique<optim::Sgd>(
+              std::move(params),
+              optim::SgdOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-4},
+              path));
         }));
 
 }  // namespace torchbench

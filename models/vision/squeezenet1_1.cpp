@@ -12,7 +12,6 @@
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/pooling.h>
 #include <torch/nn/pimpl.h>
-#include <torch/optim/adam.h>
 #include <torch/types.h>
 #include <torch/utils.h>
 
@@ -20,7 +19,9 @@
 #include <vector>
 
 #include "common/image_classifier.h"
+#include "torchbench/amp.h"
 #include "torchbench/model.h"
+#include "torchbench/optim.h"
 #include "torchbench/registry.h"
 
 namespace torchbench {
@@ -121,7 +122,8 @@ class SqueezeNetTrain final : public Model {
  public:
   static constexpr int kEpochSize = 16;  // self.epoch_size
 
-  explicit SqueezeNetTrain(const ModelConfig& config) {
+  explicit SqueezeNetTrain(const ModelConfig& config)
+      : optimizer_path_(config.optimizer) {
     net_->to(config.device);
     // The family's example_outputs, real_input and real_output are unused by
     // this train(), but the reference allocates (device memory) and draws
@@ -131,9 +133,9 @@ class SqueezeNetTrain final : public Model {
 
   // Returns the last micro-batch's loss (the reference returns nothing).
   torch::Tensor Step() override {
-    torch::optim::Adam optimizer(net_->parameters(),
-                                 torch::optim::AdamOptions(1e-3));
-    optimizer.zero_grad();
+    optim::Adam optimizer(net_->parameters(), optim::AdamOptions{.lr = 1e-3},
+                          optimizer_path_);
+    optimizer.ZeroGrad();
     torch::Tensor loss;
     for (int i = 0; i < kEpochSize; ++i) {
       torch::Tensor pred = net_->forward(in_.example_input);
@@ -143,9 +145,9 @@ class SqueezeNetTrain final : public Model {
               torch::TensorOptions().dtype(torch::kLong).device(pred.device()))
               .random_(pred.size(1));
       loss = torch::nn::functional::cross_entropy(pred, y);
-      loss.backward();
+      Backward(loss);
     }
-    optimizer.step();
+    optimizer.Step();
     return loss.detach();
   }
 
@@ -157,6 +159,7 @@ class SqueezeNetTrain final : public Model {
   }
 
  private:
+  OptimizerPath optimizer_path_;
   SqueezeNet net_;
   common::TorchVisionInputs in_;
 };

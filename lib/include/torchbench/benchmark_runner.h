@@ -22,7 +22,11 @@ namespace torchbench {
 
 struct RunOptions {
   c10::Device device = c10::kCPU;
+  // kDefault resolves per model and mode (ModelSpec::ResolvePrecision).
   Precision precision = Precision::kFp32;
+  OptimizerPath optimizer = OptimizerPath::kDefault;
+  // One extra untimed step per instance under an OpCounter.
+  bool count_ops = false;
   bool channels_last = false;
   int warmup_steps = 3;
   uint64_t seed = 1337;
@@ -50,7 +54,8 @@ std::vector<int64_t> ResolveBatchSizes(const ModelSpec& spec, Mode mode,
 
 // Registers one benchmark per model x supported mode x batch size of
 // `registry` (batch sizes from ResolveBatchSizes) whose exact name
-// options.filter selects. Returns the registered names.
+// options.filter selects, skipping (with a note) the instances whose
+// resolved precision the model cannot run. Returns the registered names.
 std::vector<std::string> RegisterModelBenchmarks(
     const Registry& registry, const RunOptions& options,
     std::vector<RegistrationNote>* notes);

@@ -21,8 +21,13 @@ struct HarnessFlags {
   std::vector<int64_t> batch_sizes;
   // --torchbench_device=cpu|cuda[:i]; empty means cuda when usable.
   std::string device;
-  // --torchbench_precision=fp32|tf32.
+  // --torchbench_precision=fp32|tf32|fp16|bf16|amp_fp16|amp_bf16|default.
   Precision precision = Precision::kFp32;
+  // --torchbench_optimizer=default|foreach|single.
+  OptimizerPath optimizer = OptimizerPath::kDefault;
+  // --torchbench_count_ops: one extra untimed step per instance counts the
+  // ATen operators it dispatches (counters aten_ops, optimizer_ops).
+  bool count_ops = false;
   // --torchbench_channels_last.
   bool channels_last = false;
   // --torchbench_warmup_steps=N untimed steps after building an instance

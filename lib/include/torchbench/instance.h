@@ -16,18 +16,27 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "torchbench/amp.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
 
 namespace torchbench {
 
-// One built model with its configuration.
+// One built model with its configuration. For fp16/bf16 the module's
+// floating parameters and buffers are converted after the model is built
+// (TorchBench's model.half()); config.precision must be resolved (not
+// kDefault).
 class Instance {
  public:
   Instance(const RegisteredModel& entry, const ModelConfig& config);
 
-  // Runs one step of the configured mode, under NoGradGuard for Eval.
+  // Runs one step of the configured mode, under NoGradGuard for Eval and
+  // under the precision's autocast and GradScaler (amp.h).
   torch::Tensor Step();
+
+  // The optimizer paths the last step ran (a bit per OptimizerPath; 0 when
+  // no optimizer stepped), for labelling results.
+  unsigned stepped_optimizer_paths() const { return stepped_paths_; }
 
   const ModelConfig& config() const { return config_; }
   const ModelSpec& spec() const { return entry_->spec; }
@@ -42,7 +51,19 @@ class Instance {
   std::unique_ptr<Model> model_;
   ElementCounts counts_;
   double build_seconds_ = 0;
+  GradScaler scaler_;
+  unsigned stepped_paths_ = 0;
 };
+
+// Converts every floating parameter and buffer of `module` to `dtype` in
+// place (tensor identity kept, so optimizers built on them stay valid);
+// integer buffers (BatchNorm's num_batches_tracked) are left alone, as
+// Python's Module.half() leaves them.
+void ConvertFloatingTensors(torch::nn::Module& module, torch::ScalarType dtype);
+
+// Describes stepped optimizer paths: "foreach", "single", "foreach+single"
+// or "none".
+std::string OptimizerPathsText(unsigned paths);
 
 // Throws std::runtime_error when `output` holds a NaN or Inf (synchronizes).
 void CheckFinite(const torch::Tensor& output, const std::string& what);
@@ -52,8 +73,9 @@ std::string InstanceName(const std::string& model, Mode mode,
                          int64_t batch_size);
 
 // Builds the registered model `name` for `config` (the embedding entry
-// point). Returns NotFound for an unknown name, InvalidArgument for an
-// unsupported mode, a batch size below 1 or below the model's smallest
+// point); a kDefault precision is resolved for the model and device.
+// Returns NotFound for an unknown name, InvalidArgument for an unsupported
+// mode or precision (ModelSpec::unsupported_precisions), a batch size below 1 or below the model's smallest
 // valid one (ModelSpec::MinBatchSize), or a batch size other than the
 // default of a fixed-batch model; Internal with the model's message when
 // building throws.

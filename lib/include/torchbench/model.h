@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -34,20 +35,55 @@ enum class Mode { kTrain, kEval };
 // Returns "Train" or "Eval", the spelling used in benchmark names.
 const char* ModeName(Mode mode);
 
-enum class Precision { kFp32, kTf32 };
+// --torchbench_precision. fp16/bf16 convert the module's floating
+// parameters and buffers and the floating inputs (TorchBench's
+// model.half()); amp_* run the step under LibTorch's autocast with fp32
+// parameters (fp16 Train also scales the loss: amp.h); kDefault is each
+// model's TorchBench default on the device (ModelSpec::DefaultPrecision).
+enum class Precision { kFp32, kTf32, kFp16, kBf16, kAmpFp16, kAmpBf16, kDefault };
 
-// Returns "fp32" or "tf32".
+// Returns the flag spelling: "fp32", "tf32", "fp16", "bf16", "amp_fp16",
+// "amp_bf16" or "default".
 const char* PrecisionName(Precision precision);
+
+// Parses a flag spelling; nullopt when unknown.
+std::optional<Precision> ParsePrecision(std::string_view text);
+
+// The dtype of floating parameters, buffers and inputs: kHalf for fp16,
+// kBFloat16 for bf16, kFloat otherwise (amp keeps fp32 parameters).
+torch::ScalarType ParameterDtype(Precision precision);
+
+// The autocast dtype of an amp precision (kHalf, kBFloat16), else nullopt.
+std::optional<torch::ScalarType> AutocastDtype(Precision precision);
+
+// --torchbench_optimizer: the multi-tensor (foreach) or per-parameter
+// (single) path of the optimizers in optim.h; kDefault picks as PyTorch does
+// for the device (foreach on CUDA).
+enum class OptimizerPath { kDefault, kForeach, kSingle };
+
+// Returns "default", "foreach" or "single".
+const char* OptimizerPathName(OptimizerPath path);
 
 // What a model is built for. The harness fills it; models read it.
 struct ModelConfig {
   Mode mode = Mode::kEval;
   int64_t batch_size = 1;
   torch::Device device = torch::kCPU;
+  // Never kDefault: the harness resolves it for the model and device.
   Precision precision = Precision::kFp32;
+  // Passed to every optimizer the model builds (optim.h).
+  OptimizerPath optimizer = OptimizerPath::kDefault;
   // Vision models convert module and inputs to channels-last when set.
   bool channels_last = false;
   uint64_t seed = 1337;  // TorchBench's set_random_seed() value.
+
+  // The dtype for floating inputs and for floating tensors a step creates
+  // (ParameterDtype(precision)); the harness converts the module itself.
+  torch::ScalarType dtype() const { return ParameterDtype(precision); }
+  // Options for a floating input: config.device and dtype().
+  torch::TensorOptions float_options() const {
+    return torch::TensorOptions().device(device).dtype(dtype());
+  }
 };
 
 // One benchmarkable model instance: built for one ModelConfig, with its
@@ -149,12 +185,31 @@ struct ModelSpec {
   // its outputs cannot be checked against the reference.
   std::string no_reference_check;
 
+  // TorchBench's DEFAULT_TRAIN_CUDA_PRECISION / DEFAULT_EVAL_CUDA_PRECISION
+  // (its "amp" is amp_fp16): what --torchbench_precision=default runs on
+  // CUDA. Every model runs fp32 by default on the CPU, as in TorchBench.
+  Precision default_cuda_train_precision = Precision::kFp32;
+  Precision default_cuda_eval_precision = Precision::kFp32;
+
+  // Precisions this model cannot run, each with why; the harness skips
+  // those instances with one line naming the reason.
+  struct PrecisionLimit {
+    Precision precision;
+    std::string reason;
+  };
+  std::vector<PrecisionLimit> unsupported_precisions;
+
   // Returns whether `mode` is supported.
   bool Supports(Mode mode) const;
   // Returns the default batch size for `mode` (0 if unsupported).
   int64_t DefaultBatchSize(Mode mode) const;
   // Returns the smallest batch size `mode` can run (1 unless set).
   int64_t MinBatchSize(Mode mode) const;
+  // Resolves kDefault for `mode` on `device`; other precisions unchanged.
+  Precision ResolvePrecision(Precision requested, Mode mode,
+                             const c10::Device& device) const;
+  // Why `precision` cannot run, or nullptr when it can.
+  const std::string* UnsupportedReason(Precision precision) const;
 };
 
 // Parameter and buffer element counts of a module (every element, trainable

@@ -22,10 +22,13 @@
 #ifndef TORCHBENCH_TORCHBENCH_H_
 #define TORCHBENCH_TORCHBENCH_H_
 
+#include "torchbench/amp.h"               // IWYU pragma: export
 #include "torchbench/benchmark_runner.h"  // IWYU pragma: export
 #include "torchbench/device.h"            // IWYU pragma: export
 #include "torchbench/instance.h"          // IWYU pragma: export
 #include "torchbench/model.h"             // IWYU pragma: export
+#include "torchbench/op_counter.h"        // IWYU pragma: export
+#include "torchbench/optim.h"             // IWYU pragma: export
 #include "torchbench/registry.h"          // IWYU pragma: export
 
 #endif  // TORCHBENCH_TORCHBENCH_H_

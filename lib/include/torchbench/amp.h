@@ -1,0 +1,127 @@
+// File: torchbench/amp.h
+//
+// Automatic mixed precision as PyTorch users run it, for the harness's
+// amp_fp16 / amp_bf16 precisions: an autocast region (torch.autocast has no
+// C++ counterpart), a GradScaler with torch.amp.GradScaler's semantics, and
+// the one call models make for backward:
+//
+//   torch::Tensor loss = criterion(net->forward(x), y);  // under autocast
+//   torchbench::Backward(loss);  // scaled under amp_fp16, outside autocast
+//   optimizer.Step();            // unscales; skips the update on Inf/NaN
+//
+// The harness runs each amp step inside a StepPrecision scope: the whole
+// step is under autocast (TorchBench wraps eval and the forward stage of
+// train this way; the optimizer's ops are on no autocast list), backward
+// runs outside it as PyTorch's AMP recipe says, and fp16 Train steps scale
+// the loss and update the scale once per step.
+#ifndef TORCHBENCH_AMP_H_
+#define TORCHBENCH_AMP_H_
+
+#include <c10/core/DeviceType.h>
+#include <c10/core/ScalarType.h>
+#include <torch/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "torchbench/model.h"
+
+namespace torchbench {
+
+// torch.autocast(device_type, dtype, enabled) as an RAII scope: sets the
+// thread's autocast state for `device_type`, and restores it (clearing the
+// cast cache when the outermost scope ends) on destruction.
+class AutocastScope {
+ public:
+  AutocastScope(c10::DeviceType device_type, bool enabled,
+                c10::ScalarType dtype);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  c10::DeviceType device_type_;
+  bool previous_enabled_;
+  c10::ScalarType previous_dtype_;
+};
+
+// torch.amp.GradScaler with its defaults: the loss is multiplied by a scale
+// (2^16 at first); before an optimizer steps, its gradients are multiplied by
+// 1/scale and checked for Inf/NaN, and the step is skipped when any is found;
+// once per iteration the scale halves after a skipped step, or doubles after
+// `growth_interval` clean ones.
+class GradScaler {
+ public:
+  struct Options {
+    double init_scale = 65536.0;
+    double growth_factor = 2.0;
+    double backoff_factor = 0.5;
+    int64_t growth_interval = 2000;
+  };
+  GradScaler() : GradScaler(Options{}) {}
+  explicit GradScaler(Options options);
+
+  // scaler.scale(loss).
+  torch::Tensor Scale(const torch::Tensor& loss);
+
+  // unscale_ then the step check of scaler.step(optimizer), for the
+  // gradients of one optimizer: returns whether the optimizer may step (no
+  // Inf/NaN found; synchronizes, as scaler.step's .item() does). Throws when
+  // no loss was scaled since the last Update().
+  bool UnscaleAndCheck(const std::vector<torch::Tensor>& grads);
+
+  // scaler.update(): applies every check since the last update. Without any
+  // check (no optimizer stepped this iteration) the scale stays as it is
+  // (torch.amp.GradScaler would raise).
+  void Update();
+
+  // The current scale (synchronizes); the initial scale before first use.
+  double scale() const;
+  // Whether the last checked optimizer step was skipped.
+  bool last_step_skipped() const { return last_step_skipped_; }
+
+ private:
+  Options options_;
+  torch::Tensor scale_;           // float32 scalar on the loss's device.
+  torch::Tensor growth_tracker_;  // int32 scalar.
+  std::vector<torch::Tensor> found_infs_;
+  bool scaled_since_update_ = false;
+  bool last_step_skipped_ = false;
+};
+
+// The harness's per-step precision scope. For amp precisions it enables
+// autocast on `config.device`; for amp_fp16 Train it makes `scaler` the
+// step's GradScaler (Backward scales, optimizers unscale and check). Finish()
+// ends the step: it updates the scaler and throws when an amp Train step
+// never called Backward (its gradients would bypass the AMP path).
+class StepPrecision {
+ public:
+  StepPrecision(const ModelConfig& config, GradScaler* scaler);
+  ~StepPrecision();
+  StepPrecision(const StepPrecision&) = delete;
+  StepPrecision& operator=(const StepPrecision&) = delete;
+
+  void Finish();
+
+ private:
+  const ModelConfig& config_;
+  std::optional<AutocastScope> autocast_;
+  GradScaler* scaler_ = nullptr;
+  StepPrecision* previous_ = nullptr;
+  int backward_calls_ = 0;
+  friend void Backward(const torch::Tensor&, bool);
+  friend GradScaler* ActiveGradScaler();
+};
+
+// loss.backward() as models must call it: scaled by the active GradScaler
+// (amp_fp16 Train) and run with autocast off. Outside a harness step it is
+// plain loss.backward().
+void Backward(const torch::Tensor& loss, bool retain_graph = false);
+
+// The GradScaler of the running step, or nullptr.
+GradScaler* ActiveGradScaler();
+
+}  // namespace torchbench
+
+#endif  // TORCHBENCH_AMP_H_
