@@ -65,8 +65,7 @@ bool GradScaler::UnscaleAndCheck(const std::vector<torch::Tensor>& grads) {
       }
       g = g._values();
     }
-    groups[{g.device().str(), static_cast<int>(g.scalar_type())}].push_back(
-        g);
+    groups[{g.device().str(), static_cast<int>(g.scalar_type())}].push_back(g);
   }
   std::map<std::string, torch::Tensor> found_inf_per_device;
   for (auto& [key, list] : groups) {
@@ -111,7 +110,8 @@ StepPrecision::StepPrecision(const ModelConfig& config, GradScaler* scaler)
     : config_(config), previous_(active_step) {
   if (const auto dtype = AutocastDtype(config.precision)) {
     autocast_.emplace(config.device.type(), /*enabled=*/true, *dtype);
-    if (config.mode == Mode::kTrain && config.precision == Precision::kAmpFp16) {
+    if (config.mode == Mode::kTrain &&
+        config.precision == Precision::kAmpFp16) {
       scaler_ = scaler;
     }
   }
@@ -139,9 +139,9 @@ void Backward(const torch::Tensor& loss, bool retain_graph) {
   if (step != nullptr && step->autocast_) {
     // Gradients flow outside autocast, as torch.autocast's docs recommend;
     // the recorded graph already holds the dtypes autocast chose.
-    AutocastScope off(step->config_.device.type(), /*enabled=*/false,
-                      at::autocast::get_autocast_dtype(
-                          step->config_.device.type()));
+    AutocastScope off(
+        step->config_.device.type(), /*enabled=*/false,
+        at::autocast::get_autocast_dtype(step->config_.device.type()));
     scaled.backward({}, retain_graph);
     return;
   }

@@ -241,16 +241,16 @@ std::vector<std::string> RegisterModelBenchmarks(
         config.mode = mode;
         config.batch_size = batch_size;
         config.device = options.device;
-        config.precision = entry->spec.ResolvePrecision(options.precision,
-                                                        mode, options.device);
-        if (const std::string* why =
-                entry->spec.UnsupportedReason(config.precision)) {
+        config.precision = entry->spec.ResolvePrecision(options.precision, mode,
+                                                        options.device);
+        if (const std::string* why = entry->spec.UnsupportedReason(
+                config.precision, config.device)) {
           if (notes != nullptr) {
             notes->push_back(
-                {name, absl::StrCat(name, " skipped: ", entry->spec.name,
-                                    " does not run ",
-                                    PrecisionName(config.precision), " (",
-                                    *why, ")")});
+                {name,
+                 absl::StrCat(name, " skipped: ", entry->spec.name,
+                              " does not run ", PrecisionName(config.precision),
+                              " (", *why, ")")});
           }
           continue;
         }

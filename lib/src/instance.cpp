@@ -93,10 +93,10 @@ absl::StatusOr<std::unique_ptr<Instance>> CreateInstance(
   ModelConfig resolved = config;
   resolved.precision =
       spec.ResolvePrecision(config.precision, config.mode, config.device);
-  if (const std::string* why = spec.UnsupportedReason(resolved.precision)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, " does not run ", PrecisionName(resolved.precision),
-                     ": ", *why));
+  if (const std::string* why =
+          spec.UnsupportedReason(resolved.precision, config.device)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, " does not run ", PrecisionName(resolved.precision), ": ", *why));
   }
   if (config.batch_size < 1) {
     return absl::InvalidArgumentError(
@@ -130,8 +130,8 @@ Instance& InstanceCache::Acquire(const RegisteredModel& entry,
   std::string key = absl::StrCat(
       InstanceName(entry.spec.name, config.mode, config.batch_size), "/",
       config.device.str(), "/", PrecisionName(config.precision), "/",
-      OptimizerPathName(config.optimizer), "/",
-      config.channels_last, "/", config.seed);
+      OptimizerPathName(config.optimizer), "/", config.channels_last, "/",
+      config.seed);
   if (instance_ && key == key_) return *instance_;
   Release();
   auto instance = std::make_unique<Instance>(entry, config);

@@ -14,9 +14,9 @@ const char* ModeName(Mode mode) {
 namespace {
 
 constexpr std::pair<Precision, const char*> kPrecisionNames[] = {
-    {Precision::kFp32, "fp32"},         {Precision::kTf32, "tf32"},
-    {Precision::kFp16, "fp16"},         {Precision::kBf16, "bf16"},
-    {Precision::kAmpFp16, "amp_fp16"},  {Precision::kAmpBf16, "amp_bf16"},
+    {Precision::kFp32, "fp32"},        {Precision::kTf32, "tf32"},
+    {Precision::kFp16, "fp16"},        {Precision::kBf16, "bf16"},
+    {Precision::kAmpFp16, "amp_fp16"}, {Precision::kAmpBf16, "amp_bf16"},
     {Precision::kDefault, "default"},
 };
 
@@ -86,9 +86,12 @@ Precision ModelSpec::ResolvePrecision(Precision requested, Mode mode,
                               : default_cuda_eval_precision;
 }
 
-const std::string* ModelSpec::UnsupportedReason(Precision precision) const {
+const std::string* ModelSpec::UnsupportedReason(
+    Precision precision, const c10::Device& device) const {
   for (const auto& limit : unsupported_precisions) {
-    if (limit.precision == precision) return &limit.reason;
+    if (limit.precision == precision && (!limit.cpu_only || device.is_cpu())) {
+      return &limit.reason;
+    }
   }
   return nullptr;
 }

@@ -117,8 +117,7 @@ std::vector<std::vector<size_t>> Optimizer::ByDeviceAndDtype(
   std::map<std::pair<std::string, int>, std::vector<size_t>> buckets;
   for (size_t i : with_grad) {
     const auto& p = groups_[g].params[i];
-    buckets[{p.device().str(), static_cast<int>(p.scalar_type())}].push_back(
-        i);
+    buckets[{p.device().str(), static_cast<int>(p.scalar_type())}].push_back(i);
   }
   std::vector<std::vector<size_t>> out;
   for (auto& [key, idx] : buckets) out.push_back(std::move(idx));
@@ -132,8 +131,7 @@ Sgd::Sgd(std::vector<torch::Tensor> params, SgdOptions options,
     : Sgd(OneGroup(std::move(params), options.lr, options.weight_decay),
           options, path) {}
 
-Sgd::Sgd(std::vector<ParamGroup> groups, SgdOptions options,
-         OptimizerPath path)
+Sgd::Sgd(std::vector<ParamGroup> groups, SgdOptions options, OptimizerPath path)
     : Optimizer("SGD", std::move(groups), path), options_(options) {
   for (const auto& g : param_groups()) momentum_.emplace_back(g.params.size());
 }
@@ -257,8 +255,8 @@ void Adam::UpdateGroup(size_t g, const std::vector<size_t>& with_grad) {
         denom = (s.max_exp_avg_sq.sqrt() / bias_correction2_sqrt)
                     .add_(options_.eps);
       } else {
-        denom = (s.exp_avg_sq.sqrt() / bias_correction2_sqrt)
-                    .add_(options_.eps);
+        denom =
+            (s.exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(options_.eps);
       }
       param.addcdiv_(s.exp_avg, denom, -step_size);
     }
@@ -435,7 +433,8 @@ void Radam::UpdateGroup(size_t g, const std::vector<size_t>& with_grad) {
           rho_inf - 2 * step * std::pow(beta2, step) / bias_correction2;
       if (rho_t > 5.0) {
         const torch::Tensor adaptive_lr =
-            std::sqrt(bias_correction2) / s.exp_avg_sq.sqrt().add_(options_.eps);
+            std::sqrt(bias_correction2) /
+            s.exp_avg_sq.sqrt().add_(options_.eps);
         param.add_(bias_corrected_exp_avg * lr * adaptive_lr * rect_of(rho_t),
                    -1.0);
       } else {

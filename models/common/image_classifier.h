@@ -21,9 +21,9 @@
 #include <utility>
 #include <vector>
 
+#include "torchbench/amp.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
-#include "torchbench/amp.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
 
@@ -88,7 +88,8 @@ TorchVisionInputs MakeTorchVisionInputs(
       if (t->defined()) *t = t->contiguous(torch::MemoryFormat::ChannelsLast);
     }
   }
-  for (torch::Tensor* t : {&in.example_input, &in.real_input, &in.real_target}) {
+  for (torch::Tensor* t :
+       {&in.example_input, &in.real_input, &in.real_target}) {
     if (t->defined()) *t = t->to(config.dtype());
   }
   return in;

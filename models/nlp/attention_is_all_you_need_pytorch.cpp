@@ -56,9 +56,9 @@
 #include <vector>
 
 #include "common/optimizers.h"
+#include "torchbench/amp.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
-#include "torchbench/amp.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
 #include "torchbench/registry.h"
@@ -108,7 +108,10 @@ class ScaledDotProductAttentionImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& q, const torch::Tensor& k,
                         const torch::Tensor& v, const torch::Tensor& mask) {
     torch::Tensor attn = torch::matmul(q / kTemperature, k.transpose(2, 3));
-    attn = attn.masked_fill(mask == 0, -1e9);
+    // -1e9, or fp16's lowest value where -1e9 would overflow (the reference
+    // has both branches).
+    attn = attn.masked_fill(
+        mask == 0, attn.scalar_type() == torch::kHalf ? -65504.0 : -1e9);
     attn = dropout_(torch::softmax(attn, -1));
     return torch::matmul(attn, v);
   }

@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "common/optimizers.h"
+#include "torchbench/amp.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
-#include "torchbench/amp.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
 #include "torchbench/registry.h"
@@ -164,8 +164,10 @@ class MultiHeadedAttentionImpl : public torch::nn::Module {
     }
     torch::Tensor scores = torch::matmul(qkv[0], qkv[1].transpose(-2, -1)) /
                            std::sqrt(static_cast<double>(qkv[0].size(-1)));
-    // The reference's fp32 branch: -1e9, not -inf, on padded keys.
-    scores = scores.masked_fill(mask == 0, -1e9);
+    // -1e9, not -inf, on padded keys; the reference's fp16 branch uses
+    // fp16's lowest value, -65504, where -1e9 would overflow.
+    scores = scores.masked_fill(
+        mask == 0, scores.scalar_type() == torch::kHalf ? -65504.0 : -1e9);
     torch::Tensor p_attn = dropout_(torch::softmax(scores, -1));
     torch::Tensor out = torch::matmul(p_attn, qkv[2])
                             .transpose(1, 2)
@@ -594,6 +596,11 @@ ModelSpec BertPytorchSpec() {
   // reference's own train()/eval() on filled weights and inputs, dropout off
   // (tools/golden/adapters/BERT_pytorch.py).
   spec.golden_file = "BERT_pytorch.golden";
+  spec.skip_cpu_fp16_test_modes = {Mode::kTrain};
+  spec.skip_cpu_fp16_test_reason =
+      "an fp16 Train step took 28 s and amp_fp16 26 s on the 2-core CPU "
+      "(LibTorch's fp16 GEMM without fp16 matrix units); fp16 Eval, which "
+      "takes the fp16 mask branch, and bf16 Train run in CI";
   return spec;
 }
 

@@ -198,8 +198,10 @@ class BertModelImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& input_ids,
                         const torch::Tensor& token_type_ids,
                         const torch::Tensor& attention_mask) {
+    // In the parameters' dtype ("fp16 compatibility" in the reference).
     const torch::Tensor extended =
-        (1.0 - attention_mask.unsqueeze(1).unsqueeze(2).to(torch::kFloat)) *
+        (1.0 - attention_mask.unsqueeze(1).unsqueeze(2).to(
+                   pooler_dense_->weight.scalar_type())) *
         -10000.0;
     torch::Tensor h = embeddings(input_ids, token_type_ids);
     for (const auto& layer : *layers_) {

@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "torchbench/amp.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
-#include "torchbench/amp.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
 #include "torchbench/registry.h"

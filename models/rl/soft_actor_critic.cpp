@@ -43,9 +43,9 @@
 #include <vector>
 
 #include "rl/pendulum.h"
+#include "torchbench/amp.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
-#include "torchbench/amp.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
 #include "torchbench/registry.h"
@@ -266,9 +266,11 @@ TORCH_MODULE(SacModules);
 // model's device (the reference keeps it in host memory; see Sample()).
 class ReplayBuffer {
  public:
-  ReplayBuffer(int64_t size, const torch::Device& device)
+  // Float columns in `dtype` (the precision's; the reference's are fp32).
+  ReplayBuffer(int64_t size, const torch::Device& device,
+               torch::ScalarType dtype)
       : size_(size), device_(device) {
-    const auto options = torch::TensorOptions().device(device);
+    const auto options = torch::TensorOptions().device(device).dtype(dtype);
     s_stack_ = torch::zeros({size, kObsDim}, options);
     action_stack_ = torch::zeros({size, kActDim}, options);
     reward_stack_ = torch::zeros({size, 1}, options);
@@ -340,6 +342,7 @@ class SoftActorCritic final : public Model {
   explicit SoftActorCritic(const ModelConfig& config)
       : mode_(config.mode),
         device_(config.device),
+        dtype_(config.dtype()),
         batch_size_(config.batch_size),
         train_env_(kEnvSeed),
         test_env_(kEnvSeed) {
@@ -363,7 +366,8 @@ class SoftActorCritic final : public Model {
           optim::AdamOptions{.lr = kLearningRate, .beta1 = 0.5}, path);
       // The reference allocates the storage on its first push (inside the
       // first train() call); here it is made up front.
-      buffer_ = std::make_unique<ReplayBuffer>(kBufferSize, device_);
+      buffer_ =
+          std::make_unique<ReplayBuffer>(kBufferSize, device_, config.dtype());
     }
   }
 
@@ -531,7 +535,8 @@ class SoftActorCritic final : public Model {
     torch::NoGradGuard no_grad;
     torch::Tensor s = torch::from_blob(const_cast<float*>(state.data()),
                                        {1, kObsDim}, torch::kFloat)
-                          .to(device_, /*non_blocking=*/false, /*copy=*/true);
+                          .to(device_, dtype_, /*non_blocking=*/false,
+                              /*copy=*/true);
     SquashedNormal dist = nets_->agent->actor->forward(s);
     torch::Tensor act = deterministic ? dist.Mean() : dist.Sample();
     return act.clamp(-1.0, 1.0).cpu().item<float>();
@@ -539,6 +544,7 @@ class SoftActorCritic final : public Model {
 
   Mode mode_;
   torch::Device device_;
+  torch::ScalarType dtype_;
   int64_t batch_size_;
   SacModules nets_;
   rl::Pendulum train_env_;

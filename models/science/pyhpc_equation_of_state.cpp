@@ -296,6 +296,14 @@ ModelSpec PyhpcEquationOfStateSpec() {
   // gsw_dHdT through the reference's own eval() on filled float64 inputs
   // (tools/golden/adapters/pyhpc_equation_of_state.py).
   spec.golden_file = "pyhpc_equation_of_state.golden";
+  // The reference has no parameters and no half path (no enable_fp16_half);
+  // its inputs are NumPy float64 arrays, and the kernel's polynomial
+  // cancellations are what the benchmark measures in that precision.
+  const std::string no_half =
+      "the reference computes in float64 with no parameters and no half path; "
+      "converting its inputs would not be the reference's computation";
+  spec.unsupported_precisions = {{Precision::kFp16, no_half},
+                                 {Precision::kBf16, no_half}};
   return spec;
 }
 

@@ -70,6 +70,9 @@ TORCH_MODULE(AlexNet);
 ModelSpec AlexNetSpec() {
   ModelSpec spec;
   spec.name = "alexnet";
+  // TorchVisionModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16"
+  // (util/framework/vision).
+  spec.default_cuda_eval_precision = Precision::kFp16;
   spec.domain = "vision";
   spec.task = "image classification";
   spec.reference = "torchvision alexnet";

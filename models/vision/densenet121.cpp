@@ -179,6 +179,9 @@ TORCH_MODULE(DenseNet);
 ModelSpec DenseNet121Spec() {
   ModelSpec spec;
   spec.name = "densenet121";
+  // TorchVisionModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16"
+  // (util/framework/vision).
+  spec.default_cuda_eval_precision = Precision::kFp16;
   spec.domain = "vision";
   spec.task = "image classification";
   spec.reference = "torchvision densenet121";

@@ -122,6 +122,9 @@ TORCH_MODULE(MNASNet);
 ModelSpec MNASNet10Spec() {
   ModelSpec spec;
   spec.name = "mnasnet1_0";
+  // TorchVisionModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16"
+  // (util/framework/vision).
+  spec.default_cuda_eval_precision = Precision::kFp16;
   spec.domain = "vision";
   spec.task = "image classification";
   spec.reference = "torchvision mnasnet1_0";

@@ -101,6 +101,9 @@ TORCH_MODULE(MobileNetV2);
 ModelSpec MobileNetV2Spec() {
   ModelSpec spec;
   spec.name = "mobilenet_v2";
+  // TorchVisionModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16"
+  // (util/framework/vision).
+  spec.default_cuda_eval_precision = Precision::kFp16;
   spec.domain = "vision";
   spec.task = "image classification";
   spec.reference = "torchvision mobilenet_v2";

@@ -132,6 +132,9 @@ TORCH_MODULE(MobileNetV3);
 ModelSpec MobileNetV3LargeSpec() {
   ModelSpec spec;
   spec.name = "mobilenet_v3_large";
+  // TorchVisionModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16"
+  // (util/framework/vision).
+  spec.default_cuda_eval_precision = Precision::kFp16;
   spec.domain = "vision";
   spec.task = "image classification";
   spec.reference = "torchvision mobilenet_v3_large";

@@ -157,7 +157,8 @@ TORCHBENCH_REGISTER_MODEL(
         [](std::vector<torch::Tensor> params, OptimizerPath path) {
           return std::unique_ptr<optim::Optimizer>(std::make_unique<optim::Sgd>(
               std::move(params),
-              optim::SgdOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-4},
+              optim::SgdOptions{
+                  .lr = 0.1, .momentum = 0.9, .weight_decay = 1e-4},
               path));
         }));
 

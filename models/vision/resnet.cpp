@@ -244,6 +244,9 @@ ModelSpec ResNetSpec(const std::string& name, int64_t train_batch_size,
                      int64_t reference_buffers) {
   ModelSpec spec;
   spec.name = name;
+  // TorchVisionModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16"
+  // (util/framework/vision).
+  spec.default_cuda_eval_precision = Precision::kFp16;
   spec.domain = "vision";
   spec.task = "image classification";
   spec.reference = "torchvision " + name;

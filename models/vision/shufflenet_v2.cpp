@@ -148,6 +148,9 @@ TORCH_MODULE(ShuffleNetV2);
 ModelSpec ShuffleNetV2X10Spec() {
   ModelSpec spec;
   spec.name = "shufflenet_v2_x1_0";
+  // TorchVisionModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16"
+  // (util/framework/vision).
+  spec.default_cuda_eval_precision = Precision::kFp16;
   spec.domain = "vision";
   spec.task = "image classification";
   spec.reference = "torchvision shufflenet_v2_x1_0";

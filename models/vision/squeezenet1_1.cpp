@@ -175,6 +175,9 @@ std::unique_ptr<Model> MakeSqueezeNet(const ModelConfig& config) {
 ModelSpec SqueezeNetSpec() {
   ModelSpec spec;
   spec.name = "squeezenet1_1";
+  // TorchVisionModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16"
+  // (util/framework/vision).
+  spec.default_cuda_eval_precision = Precision::kFp16;
   spec.domain = "vision";
   spec.task = "image classification";
   spec.reference = "torchvision squeezenet1_1";

@@ -234,6 +234,8 @@ TORCH_MODULE(EfficientNet);
 ModelSpec Spec() {
   ModelSpec spec;
   spec.name = "timm_efficientnet";
+  // TimmModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16" (util/framework/timm).
+  spec.default_cuda_eval_precision = Precision::kFp16;
   spec.domain = "vision";
   spec.task = "image classification";
   spec.reference = "timm efficientnet_b0";

@@ -267,6 +267,8 @@ TORCH_MODULE(NfNet);
 ModelSpec Spec() {
   ModelSpec spec;
   spec.name = "timm_nfnet";
+  // TimmModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16" (util/framework/timm).
+  spec.default_cuda_eval_precision = Precision::kFp16;
   spec.domain = "vision";
   spec.task = "image classification";
   spec.reference = "timm dm_nfnet_f0";

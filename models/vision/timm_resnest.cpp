@@ -245,6 +245,8 @@ TORCH_MODULE(ResNest);
 ModelSpec Spec() {
   ModelSpec spec;
   spec.name = "timm_resnest";
+  // TimmModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16" (util/framework/timm).
+  spec.default_cuda_eval_precision = Precision::kFp16;
   spec.domain = "vision";
   spec.task = "image classification";
   spec.reference = "timm resnest14d";

@@ -19,6 +19,8 @@ namespace {
 ModelSpec Spec() {
   ModelSpec spec;
   spec.name = "timm_vision_transformer_large";
+  // TimmModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16" (util/framework/timm).
+  spec.default_cuda_eval_precision = Precision::kFp16;
   spec.domain = "vision";
   spec.task = "image classification";
   spec.reference = "timm vit_giant_patch14_224";

@@ -130,6 +130,8 @@ TORCH_MODULE(VovNet);
 ModelSpec Spec() {
   ModelSpec spec;
   spec.name = "timm_vovnet";
+  // TimmModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16" (util/framework/timm).
+  spec.default_cuda_eval_precision = Precision::kFp16;
   spec.domain = "vision";
   spec.task = "image classification";
   spec.reference = "timm vovnet39a";

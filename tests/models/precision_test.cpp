@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,8 @@ struct PrecisionCase {
 std::vector<PrecisionCase> Cases() {
   std::vector<PrecisionCase> out;
   for (const auto& m : testing::ModelModes()) {
-    for (Precision p : {Precision::kBf16, Precision::kAmpBf16,
-                        Precision::kFp16, Precision::kAmpFp16}) {
+    for (Precision p : {Precision::kBf16, Precision::kAmpBf16, Precision::kFp16,
+                        Precision::kAmpFp16}) {
       out.push_back({m, p});
     }
   }
@@ -41,7 +42,13 @@ TEST_P(PrecisionTest, OneStepRunsInThePrecision) {
   if (!spec.skip_cpu_smoke_test.empty()) {
     GTEST_SKIP() << spec.skip_cpu_smoke_test;
   }
-  if (const std::string* why = spec.UnsupportedReason(precision)) {
+  const bool fp16 =
+      precision == Precision::kFp16 || precision == Precision::kAmpFp16;
+  const auto& slow = spec.skip_cpu_fp16_test_modes;
+  if (fp16 && std::find(slow.begin(), slow.end(), model.mode) != slow.end()) {
+    GTEST_SKIP() << spec.skip_cpu_fp16_test_reason;
+  }
+  if (const std::string* why = spec.UnsupportedReason(precision, torch::kCPU)) {
     GTEST_SKIP() << model.name << " does not run " << PrecisionName(precision)
                  << ": " << *why;
   }
@@ -68,12 +75,12 @@ TEST_P(PrecisionTest, OneStepRunsInThePrecision) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllModels, PrecisionTest, ::testing::ValuesIn(Cases()),
-    [](const ::testing::TestParamInfo<PrecisionCase>& p) {
-      return p.param.model.name + "_" + ModeName(p.param.model.mode) + "_" +
-             PrecisionName(p.param.precision);
-    });
+INSTANTIATE_TEST_SUITE_P(AllModels, PrecisionTest, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<PrecisionCase>& p) {
+                           return p.param.model.name + "_" +
+                                  ModeName(p.param.model.mode) + "_" +
+                                  PrecisionName(p.param.precision);
+                         });
 
 }  // namespace
 }  // namespace torchbench

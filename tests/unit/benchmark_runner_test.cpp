@@ -256,6 +256,51 @@ TEST_F(BenchmarkRunnerTest, ErrorsSkipTheirInstanceAndTheRunGoesOn) {
   EXPECT_EQ(ErroredInstances() - errors_before, 6);
 }
 
+TEST_F(BenchmarkRunnerTest,
+       PrecisionsResolvePerModelAndUnrunnableOnesAreSkipped) {
+  Registry registry;
+  ModelSpec half_eval = Spec("a_half_eval");
+  half_eval.default_cuda_eval_precision = Precision::kFp16;
+  ASSERT_TRUE(registry.Add(half_eval, MakeModel<GoodModel>(), "f", 1).ok());
+  ModelSpec no_bf16 = Spec("b_no_bf16");
+  no_bf16.unsupported_precisions = {{Precision::kBf16, "no bf16 kernels"}};
+  ASSERT_TRUE(registry.Add(no_bf16, MakeModel<GoodModel>(), "f", 2).ok());
+
+  RunOptions options;
+  options.precision = Precision::kBf16;
+  options.count_ops = true;
+  options.warmup_steps = 1;
+  std::vector<RegistrationNote> notes;
+  EXPECT_EQ(RegisterModelBenchmarks(registry, options, &notes),
+            (std::vector<std::string>{"a_half_eval/Train/batch_size:4",
+                                      "a_half_eval/Eval/batch_size:8"}));
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0].benchmark, "b_no_bf16/Train/batch_size:4");
+  EXPECT_NE(notes[0].text.find("does not run bf16 (no bf16 kernels)"),
+            std::string::npos)
+      << notes[0].text;
+
+  CollectingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  const auto& eval = reporter.by_name.at("a_half_eval/Eval/batch_size:8");
+  EXPECT_EQ(eval.report_label, "precision:bf16");
+  EXPECT_EQ(eval.counters.at("aten_ops").value, 1);  // x * 2
+  EXPECT_EQ(eval.counters.at("optimizer_ops").value, 0);
+  EXPECT_EQ(reporter.by_name.at("a_half_eval/Train/batch_size:4").report_label,
+            "precision:bf16 optimizer:none");
+
+  const c10::Device cuda(c10::kCUDA, 0);
+  EXPECT_EQ(half_eval.ResolvePrecision(Precision::kDefault, Mode::kEval, cuda),
+            Precision::kFp16);
+  EXPECT_EQ(half_eval.ResolvePrecision(Precision::kDefault, Mode::kTrain, cuda),
+            Precision::kFp32);
+  EXPECT_EQ(
+      half_eval.ResolvePrecision(Precision::kDefault, Mode::kEval, c10::kCPU),
+      Precision::kFp32);
+  EXPECT_EQ(half_eval.ResolvePrecision(Precision::kAmpBf16, Mode::kEval, cuda),
+            Precision::kAmpBf16);
+}
+
 TEST_F(BenchmarkRunnerTest, ListModelsJsonHasCountsAndErrors) {
   Registry registry;
   ASSERT_TRUE(

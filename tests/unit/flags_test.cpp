@@ -51,11 +51,32 @@ TEST(FlagsTest, ListModelsFormats) {
   EXPECT_FALSE(ParseHarnessFlags(&bad.argc, bad.pointers.data()).ok());
 }
 
+TEST(FlagsTest, PrecisionOptimizerPathAndOpCounting) {
+  for (const char* name :
+       {"fp32", "tf32", "fp16", "bf16", "amp_fp16", "amp_bf16", "default"}) {
+    Args args({"tb", std::string("--torchbench_precision=") + name});
+    auto flags = ParseHarnessFlags(&args.argc, args.pointers.data());
+    ASSERT_TRUE(flags.ok()) << name;
+    EXPECT_STREQ(PrecisionName(flags->precision), name);
+  }
+  Args args({"tb", "--torchbench_optimizer=foreach", "--torchbench_count_ops"});
+  auto flags = ParseHarnessFlags(&args.argc, args.pointers.data());
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->optimizer, OptimizerPath::kForeach);
+  EXPECT_TRUE(flags->count_ops);
+  Args defaults({"tb"});
+  auto d = ParseHarnessFlags(&defaults.argc, defaults.pointers.data());
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->optimizer, OptimizerPath::kDefault);
+  EXPECT_FALSE(d->count_ops);
+}
+
 TEST(FlagsTest, RejectsBadValuesWithTheFlagName) {
   for (const char* arg :
        {"--torchbench_batch_sizes=0", "--torchbench_batch_sizes=-4",
         "--torchbench_batch_sizes=8,x", "--torchbench_batch_sizes=",
-        "--torchbench_precision=fp8", "--torchbench_warmup_steps=-1",
+        "--torchbench_precision=fp8", "--torchbench_precision=amp",
+        "--torchbench_optimizer=fused", "--torchbench_warmup_steps=-1",
         "--torchbench_fail_on_error=maybe", "--torchbench_nope=1"}) {
     Args args({"tb", arg});
     auto flags = ParseHarnessFlags(&args.argc, args.pointers.data());

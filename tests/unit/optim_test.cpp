@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "torchbench/golden.h"
 #include "torchbench/op_counter.h"
 
 namespace torchbench::optim {
@@ -73,19 +74,24 @@ std::vector<Case> Cases() {
       {"Adam", adam({})},
       {"AdamWeightDecay", adam({.lr = 1e-2, .weight_decay = 0.1})},
       {"AdamAmsgrad", adam({.lr = 1e-2, .beta2 = 0.9, .amsgrad = true})},
-      {"AdamW", adam({.lr = 1e-2,
-                      .weight_decay = 1e-2,
-                      .decoupled_weight_decay = true})},
+      {"AdamW",
+       adam(
+           {.lr = 1e-2, .weight_decay = 1e-2, .decoupled_weight_decay = true})},
       {"Sgd", sgd({.lr = 0.1})},
       {"SgdMomentum", sgd({.lr = 0.1, .momentum = 0.9, .dampening = 0.1})},
-      {"SgdNesterovWeightDecay",
-       sgd({.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-4, .nesterov = true})},
+      {"SgdNesterovWeightDecay", sgd({.lr = 0.1,
+                                      .momentum = 0.9,
+                                      .weight_decay = 1e-4,
+                                      .nesterov = true})},
       {"Rmsprop", rmsprop({})},
-      {"RmspropMomentumCenteredWeightDecay",
-       rmsprop({.lr = 1e-3, .weight_decay = 1e-2, .momentum = 0.9, .centered = true})},
+      {"RmspropMomentumCenteredWeightDecay", rmsprop({.lr = 1e-3,
+                                                      .weight_decay = 1e-2,
+                                                      .momentum = 0.9,
+                                                      .centered = true})},
       {"Radam", radam({})},
       {"RadamDecoupledWeightDecay",
-       radam({.lr = 1e-2, .weight_decay = 0.1, .decoupled_weight_decay = true})},
+       radam(
+           {.lr = 1e-2, .weight_decay = 0.1, .decoupled_weight_decay = true})},
   };
 }
 
@@ -102,11 +108,13 @@ TEST_P(OptimizerPathsTest, ForeachAndSingleAgreeAfterFiveSteps) {
   const std::vector<torch::Tensor> initial = MakeParams(5);
   for (int step = 0; step < 5; ++step) {
     single->ZeroGrad();
-    foreach->ZeroGrad();
+    foreach
+      ->ZeroGrad();
     Backward(single_params, step);
     Backward(foreach_params, step);
     single->Step();
-    foreach->Step();
+    foreach
+      ->Step();
   }
   for (size_t i = 0; i < single_params.size(); ++i) {
     const torch::Tensor a = foreach_params[i].detach();
@@ -117,9 +125,37 @@ TEST_P(OptimizerPathsTest, ForeachAndSingleAgreeAfterFiveSteps) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    EveryOptimizer, OptimizerPathsTest, ::testing::ValuesIn(Cases()),
-    [](const ::testing::TestParamInfo<Case>& p) { return p.param.name; });
+// Both paths against torch.optim's own (tests/golden/optimizers.golden,
+// made by tools/golden/make_optimizer_golden.py with foreach=True and
+// foreach=False on the same parameters and gradients).
+TEST_P(OptimizerPathsTest, EachPathMatchesTorchOptim) {
+  const Case& c = GetParam();
+  auto golden = ReadGoldenFile(std::string(TORCHBENCH_TEST_GOLDEN_DIR) +
+                               "/optimizers.golden");
+  ASSERT_TRUE(golden.ok()) << golden.status();
+  for (OptimizerPath path : {OptimizerPath::kForeach, OptimizerPath::kSingle}) {
+    std::vector<torch::Tensor> params = MakeParams(5);
+    auto optimizer = c.make(params, path);
+    for (int step = 0; step < 5; ++step) {
+      optimizer->ZeroGrad();
+      Backward(params, step);
+      optimizer->Step();
+    }
+    for (size_t i = 0; i < params.size(); ++i) {
+      const std::string key =
+          c.name + "/" + OptimizerPathName(path) + "/param" + std::to_string(i);
+      auto it = golden->tensors.find(key);
+      ASSERT_NE(it, golden->tensors.end()) << key;
+      EXPECT_LE(GoldenError(it->second, params[i].detach()), 1e-6) << key;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryOptimizer, OptimizerPathsTest,
+                         ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<Case>& p) {
+                           return p.param.name;
+                         });
 
 TEST(OptimizerTest, ZeroGradSetsGradientsToNone) {
   std::vector<torch::Tensor> params = MakeParams(2);

@@ -75,10 +75,10 @@ std::string InstanceName(const std::string& model, Mode mode,
 // Builds the registered model `name` for `config` (the embedding entry
 // point); a kDefault precision is resolved for the model and device.
 // Returns NotFound for an unknown name, InvalidArgument for an unsupported
-// mode or precision (ModelSpec::unsupported_precisions), a batch size below 1 or below the model's smallest
-// valid one (ModelSpec::MinBatchSize), or a batch size other than the
-// default of a fixed-batch model; Internal with the model's message when
-// building throws.
+// mode or precision (ModelSpec::unsupported_precisions), a batch size below 1
+// or below the model's smallest valid one (ModelSpec::MinBatchSize), or a batch
+// size other than the default of a fixed-batch model; Internal with the model's
+// message when building throws.
 absl::StatusOr<std::unique_ptr<Instance>> CreateInstance(
     const std::string& name, const ModelConfig& config,
     const Registry& registry = Registry::Global());

@@ -34,7 +34,7 @@ class OpCounter {
   friend struct OpCounterCallbacks;
   uint64_t handle_ = 0;
   OpCounter* previous_ = nullptr;
-  int depth_ = 0;            // ATen operators open on this thread.
+  int depth_ = 0;             // ATen operators open on this thread.
   int optimizer_scopes_ = 0;  // "Optimizer.step#" scopes open.
   int64_t top_level_ = 0;
   int64_t optimizer_ = 0;

@@ -136,8 +136,7 @@ class Adam final : public Optimizer {
  public:
   Adam(std::vector<torch::Tensor> params, AdamOptions options,
        OptimizerPath path);
-  Adam(std::vector<ParamGroup> groups, AdamOptions options,
-       OptimizerPath path);
+  Adam(std::vector<ParamGroup> groups, AdamOptions options, OptimizerPath path);
 
  private:
   struct State {
