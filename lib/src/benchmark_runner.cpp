@@ -106,7 +106,9 @@ void RunInstance(benchmark::State& state, const RegisteredModel* entry,
       device_seconds += t.seconds;
       wall_seconds += t.wall_seconds;
     }
-    CheckFinite(last, config.mode == Mode::kTrain ? "loss" : "output");
+    CheckFinite(last,
+                absl::StrCat(config.mode == Mode::kTrain ? "loss" : "output",
+                             " (", PrecisionName(config.precision), ")"));
   } catch (const std::exception& e) {
     Fail(state, Describe(e));
     return;
@@ -244,7 +246,7 @@ std::vector<std::string> RegisterModelBenchmarks(
         config.precision = entry->spec.ResolvePrecision(options.precision, mode,
                                                         options.device);
         if (const std::string* why = entry->spec.UnsupportedReason(
-                config.precision, config.device)) {
+                config.precision, mode, config.device)) {
           if (notes != nullptr) {
             notes->push_back(
                 {name,

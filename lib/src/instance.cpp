@@ -93,8 +93,8 @@ absl::StatusOr<std::unique_ptr<Instance>> CreateInstance(
   ModelConfig resolved = config;
   resolved.precision =
       spec.ResolvePrecision(config.precision, config.mode, config.device);
-  if (const std::string* why =
-          spec.UnsupportedReason(resolved.precision, config.device)) {
+  if (const std::string* why = spec.UnsupportedReason(
+          resolved.precision, config.mode, config.device)) {
     return absl::InvalidArgumentError(absl::StrCat(
         name, " does not run ", PrecisionName(resolved.precision), ": ", *why));
   }
@@ -135,7 +135,9 @@ Instance& InstanceCache::Acquire(const RegisteredModel& entry,
   if (instance_ && key == key_) return *instance_;
   Release();
   auto instance = std::make_unique<Instance>(entry, config);
-  const char* what = config.mode == Mode::kTrain ? "loss" : "output";
+  const std::string what =
+      absl::StrCat(config.mode == Mode::kTrain ? "loss" : "output", " (",
+                   PrecisionName(config.precision), ")");
   for (int i = 0; i < warmup_steps; ++i) {
     torch::Tensor out = instance->Step();
     if (i == warmup_steps - 1) CheckFinite(out, absl::StrCat("warm-up ", what));

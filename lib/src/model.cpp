@@ -87,9 +87,10 @@ Precision ModelSpec::ResolvePrecision(Precision requested, Mode mode,
 }
 
 const std::string* ModelSpec::UnsupportedReason(
-    Precision precision, const c10::Device& device) const {
+    Precision precision, Mode mode, const c10::Device& device) const {
   for (const auto& limit : unsupported_precisions) {
-    if (limit.precision == precision && (!limit.cpu_only || device.is_cpu())) {
+    if (limit.precision == precision && (!limit.cpu_only || device.is_cpu()) &&
+        (!limit.mode || *limit.mode == mode)) {
       return &limit.reason;
     }
   }

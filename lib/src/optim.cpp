@@ -49,6 +49,26 @@ std::vector<at::Scalar> Scalars(const std::vector<double>& values) {
   return {values.begin(), values.end()};
 }
 
+// torch.optim's weight decay: L2 (grad + wd * p, a new tensor) or, when
+// `decoupled` (AdamW, RAdam's decoupled_weight_decay), p *= 1 - lr * wd
+// before the update. Returns the gradient the update uses.
+torch::Tensor WeightDecay(torch::Tensor& param, const torch::Tensor& grad,
+                          double lr, double wd, bool decoupled) {
+  if (wd == 0) return grad;
+  if (!decoupled) return grad.add(param, wd);
+  param.mul_(1 - lr * wd);
+  return grad;
+}
+
+std::vector<torch::Tensor> WeightDecay(std::vector<torch::Tensor>& params,
+                                       std::vector<torch::Tensor> grads,
+                                       double lr, double wd, bool decoupled) {
+  if (wd == 0) return grads;
+  if (!decoupled) return at::_foreach_add(grads, params, wd);
+  at::_foreach_mul_(params, 1 - lr * wd);
+  return grads;
+}
+
 }  // namespace
 
 namespace internal {
@@ -145,8 +165,7 @@ void Sgd::UpdateGroup(size_t g, const std::vector<size_t>& with_grad) {
   if (path() == OptimizerPath::kSingle) {
     for (size_t i : with_grad) {
       torch::Tensor param = group.params[i];
-      torch::Tensor grad = param.grad();
-      if (wd != 0) grad = grad.add(param, wd);
+      torch::Tensor grad = WeightDecay(param, param.grad(), lr, wd, false);
       if (momentum != 0) {
         torch::Tensor& buf = bufs_all[i];
         if (!buf.defined()) {
@@ -162,8 +181,8 @@ void Sgd::UpdateGroup(size_t g, const std::vector<size_t>& with_grad) {
   }
   for (const auto& idx : ByDeviceAndDtype(g, with_grad)) {
     std::vector<torch::Tensor> params = Pick(group.params, idx);
-    std::vector<torch::Tensor> grads = Grads(params);
-    if (wd != 0) grads = at::_foreach_add(grads, params, wd);
+    std::vector<torch::Tensor> grads =
+        WeightDecay(params, Grads(params), lr, wd, false);
     if (momentum != 0) {
       bool all_have_buffers = true;
       for (size_t i : idx) all_have_buffers &= bufs_all[i].defined();
@@ -233,16 +252,10 @@ void Adam::UpdateGroup(size_t g, const std::vector<size_t>& with_grad) {
   if (path() == OptimizerPath::kSingle) {
     for (size_t i : with_grad) {
       torch::Tensor param = group.params[i];
-      torch::Tensor grad = param.grad();
       State& s = states[i];
       s.step += 1;
-      if (wd != 0) {
-        if (options_.decoupled_weight_decay) {
-          param.mul_(1 - lr * wd);
-        } else {
-          grad = grad.add(param, wd);
-        }
-      }
+      const torch::Tensor grad = WeightDecay(param, param.grad(), lr, wd,
+                                             options_.decoupled_weight_decay);
       s.exp_avg.lerp_(grad, 1 - beta1);
       s.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2);
       const double bias_correction1 = 1 - std::pow(beta1, s.step);
@@ -276,13 +289,8 @@ void Adam::UpdateGroup(size_t g, const std::vector<size_t>& with_grad) {
       step_size.push_back(-(lr / (1 - std::pow(beta1, s.step))));
       bias_correction2_sqrt.push_back(std::sqrt(1 - std::pow(beta2, s.step)));
     }
-    if (wd != 0) {
-      if (options_.decoupled_weight_decay) {
-        at::_foreach_mul_(params, 1 - lr * wd);
-      } else {
-        grads = at::_foreach_add(grads, params, wd);
-      }
-    }
+    grads = WeightDecay(params, std::move(grads), lr, wd,
+                        options_.decoupled_weight_decay);
     at::_foreach_lerp_(exp_avgs, grads, 1 - beta1);
     at::_foreach_mul_(exp_avg_sqs, beta2);
     at::_foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2);
@@ -328,9 +336,9 @@ void Rmsprop::UpdateGroup(size_t g, const std::vector<size_t>& with_grad) {
   if (path() == OptimizerPath::kSingle) {
     for (size_t i : with_grad) {
       torch::Tensor param = group.params[i];
-      torch::Tensor grad = param.grad();
+      const torch::Tensor grad =
+          WeightDecay(param, param.grad(), lr, wd, false);
       State& s = states[i];
-      if (wd != 0) grad = grad.add(param, wd);
       s.square_avg.mul_(alpha).addcmul_(grad, grad, 1 - alpha);
       torch::Tensor avg;
       if (options_.centered) {
@@ -358,7 +366,7 @@ void Rmsprop::UpdateGroup(size_t g, const std::vector<size_t>& with_grad) {
       if (options_.centered) grad_avgs.push_back(states[i].grad_avg);
       if (momentum > 0) bufs.push_back(states[i].momentum_buffer);
     }
-    if (wd != 0) grads = at::_foreach_add(grads, params, wd);
+    grads = WeightDecay(params, std::move(grads), lr, wd, false);
     at::_foreach_mul_(square_avgs, alpha);
     at::_foreach_addcmul_(square_avgs, grads, grads, 1 - alpha);
     std::vector<torch::Tensor> avg;
@@ -413,17 +421,11 @@ void Radam::UpdateGroup(size_t g, const std::vector<size_t>& with_grad) {
   if (path() == OptimizerPath::kSingle) {
     for (size_t i : with_grad) {
       torch::Tensor param = group.params[i];
-      torch::Tensor grad = param.grad();
       State& s = states[i];
       s.step += 1;
       const double step = s.step;
-      if (wd != 0) {
-        if (options_.decoupled_weight_decay) {
-          param.mul_(1 - lr * wd);
-        } else {
-          grad = grad.add(param, wd);
-        }
-      }
+      const torch::Tensor grad = WeightDecay(param, param.grad(), lr, wd,
+                                             options_.decoupled_weight_decay);
       s.exp_avg.lerp_(grad, 1 - beta1);
       s.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2);
       const double bias_correction1 = 1 - std::pow(beta1, step);
@@ -463,13 +465,8 @@ void Radam::UpdateGroup(size_t g, const std::vector<size_t>& with_grad) {
       bias_correction2.push_back(std::sqrt(1 - std::pow(beta2, step)) *
                                  (lr * rect / bc1) * -1);
     }
-    if (wd != 0) {
-      if (options_.decoupled_weight_decay) {
-        at::_foreach_mul_(params, 1 - lr * wd);
-      } else {
-        grads = at::_foreach_add(grads, params, wd);
-      }
-    }
+    grads = WeightDecay(params, std::move(grads), lr, wd,
+                        options_.decoupled_weight_decay);
     at::_foreach_lerp_(exp_avgs, grads, 1 - beta1);
     at::_foreach_mul_(exp_avg_sqs, beta2);
     at::_foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2);

@@ -212,6 +212,8 @@ struct ModelSpec {
     std::string reason;
     // Only on the CPU (a kernel LibTorch has on CUDA but not on the CPU).
     bool cpu_only = false;
+    // Only in this mode; every mode when unset.
+    std::optional<Mode> mode;
   };
   std::vector<PrecisionLimit> unsupported_precisions;
 
@@ -231,8 +233,9 @@ struct ModelSpec {
   // Resolves kDefault for `mode` on `device`; other precisions unchanged.
   Precision ResolvePrecision(Precision requested, Mode mode,
                              const c10::Device& device) const;
-  // Why `precision` cannot run on `device`, or nullptr when it can.
-  const std::string* UnsupportedReason(Precision precision,
+  // Why `precision` cannot run in `mode` on `device`, or nullptr when it
+  // can.
+  const std::string* UnsupportedReason(Precision precision, Mode mode,
                                        const c10::Device& device) const;
 };
 
