@@ -4,8 +4,16 @@
 // and inputs converted (the parameters stay in that dtype and Eval returns
 // it), amp_* under autocast with fp32 parameters (fp16 Train through the
 // GradScaler). One step each: this proves the precision path, not the
-// numbers. One test per model, so its eight runs share one process and
-// LibTorch's kernel caches (a process per run costs five times as much).
+// numbers. One test per model, so its runs share one process and LibTorch's
+// kernel caches (a process per run costs several times as much).
+//
+// On the CPU, fp16 GEMMs without fp16 matrix units are LibTorch's slow path,
+// so CI runs six of the eight (precision, mode) pairs: bf16 and amp_bf16 in
+// both modes, fp16 Eval (fp16 kernels and range) and amp_fp16 Train (the
+// GradScaler). fp16 Train differs from bf16 Train only in the dtype the same
+// conversion uses, and amp_fp16 Eval from amp_bf16 Eval only in autocast's
+// dtype; all eight ran for every model when this test was written (issue 9's
+// note has the times).
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -43,6 +51,10 @@ TEST_P(PrecisionTest, OneStepRunsInEveryPrecision) {
   for (Mode mode : spec.modes) {
     for (Precision precision : {Precision::kBf16, Precision::kAmpBf16,
                                 Precision::kFp16, Precision::kAmpFp16}) {
+      if ((precision == Precision::kFp16 && mode == Mode::kTrain) ||
+          (precision == Precision::kAmpFp16 && mode == Mode::kEval)) {
+        continue;
+      }
       const std::string run =
           std::string(ModeName(mode)) + " " + PrecisionName(precision);
       SCOPED_TRACE(run);
