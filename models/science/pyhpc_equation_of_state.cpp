@@ -302,8 +302,9 @@ ModelSpec PyhpcEquationOfStateSpec() {
   const std::string no_half =
       "the reference computes in float64 with no parameters and no half path; "
       "converting its inputs would not be the reference's computation";
-  spec.unsupported_precisions = {{Precision::kFp16, no_half},
-                                 {Precision::kBf16, no_half}};
+  spec.unsupported_precisions = {
+      {.precision = Precision::kFp16, .reason = no_half},
+      {.precision = Precision::kBf16, .reason = no_half}};
   return spec;
 }
 

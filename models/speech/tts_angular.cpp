@@ -279,11 +279,11 @@ ModelSpec Spec() {
       "an fp16 Train step took 39 s on the 2-core CPU (LibTorch's fp16 LSTM "
       "without fp16 matrix units); fp16 Eval and bf16 Train run in CI";
   spec.unsupported_precisions.push_back(
-      {Precision::kAmpFp16,
-       "LibTorch's CPU LSTM (oneDNN) has no fp16 kernel for autocast: \"could "
-       "not create a primitive descriptor for the LSTM forward propagation "
-       "primitive\"",
-       /*cpu_only=*/true});
+      {.precision = Precision::kAmpFp16,
+       .reason = "LibTorch's CPU LSTM (oneDNN) has no fp16 kernel for "
+                 "autocast: \"could not create a primitive descriptor for the "
+                 "LSTM forward propagation primitive\"",
+       .cpu_only = true});
   return spec;
 }
 

@@ -263,7 +263,8 @@ TEST_F(BenchmarkRunnerTest,
   half_eval.default_cuda_eval_precision = Precision::kFp16;
   ASSERT_TRUE(registry.Add(half_eval, MakeModel<GoodModel>(), "f", 1).ok());
   ModelSpec no_bf16 = Spec("b_no_bf16");
-  no_bf16.unsupported_precisions = {{Precision::kBf16, "no bf16 kernels"}};
+  no_bf16.unsupported_precisions = {
+      {.precision = Precision::kBf16, .reason = "no bf16 kernels"}};
   ASSERT_TRUE(registry.Add(no_bf16, MakeModel<GoodModel>(), "f", 2).ok());
 
   RunOptions options;

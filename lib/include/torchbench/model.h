@@ -213,7 +213,7 @@ struct ModelSpec {
     // Only on the CPU (a kernel LibTorch has on CUDA but not on the CPU).
     bool cpu_only = false;
     // Only in this mode; every mode when unset.
-    std::optional<Mode> mode;
+    std::optional<Mode> mode = std::nullopt;
   };
   std::vector<PrecisionLimit> unsupported_precisions;
 
