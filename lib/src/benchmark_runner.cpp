@@ -17,9 +17,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "json.h"
 #include "torchbench/context.h"
 #include "torchbench/device.h"
 #include "torchbench/instance.h"
+#include "torchbench/isolation.h"
+#include "torchbench/journal.h"
 #include "torchbench/memory.h"
 #include "torchbench/op_counter.h"
 #include "torchbench/reporter.h"
@@ -69,6 +72,12 @@ std::string Label(const Instance& instance) {
 
 void RunInstance(benchmark::State& state, const RegisteredModel* entry,
                  ModelConfig config, int warmup_steps, bool count_ops) {
+  if (Interrupted()) {
+    // Not an error of the model: dropped from the results and the journal.
+    LiveInstance().Release();
+    state.SkipWithError(kInterruptedMessage);
+    return;
+  }
   Instance* instance = nullptr;
   try {
     instance = &LiveInstance().Acquire(*entry, config, warmup_steps);
@@ -99,6 +108,11 @@ void RunInstance(benchmark::State& state, const RegisteredModel* entry,
   double wall_seconds = 0;
   try {
     for (auto _ : state) {
+      if (Interrupted()) {
+        LiveInstance().Release();
+        state.SkipWithError(kInterruptedMessage);
+        return;
+      }
       timer.Start();
       last = instance->Step();
       const StepTime t = timer.Stop();
@@ -149,45 +163,7 @@ void RunInstance(benchmark::State& state, const RegisteredModel* entry,
   state.SetLabel(Label(*instance));
 }
 
-std::string JsonEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
-std::string Quote(const std::string& s) {
-  return absl::StrCat("\"", JsonEscape(s), "\"");
-}
-
-int NoMatch(const std::string& filter) {
-  std::cerr << "torchbench: no benchmark matches --benchmark_filter='" << filter
-            << "' (--benchmark_list_tests lists them; names are "
-               "<model>/<Train|Eval>/batch_size:<N>)\n";
-  return 2;
-}
+std::string Quote(const std::string& s) { return json::Quote(s); }
 
 }  // namespace
 
@@ -226,10 +202,10 @@ std::vector<int64_t> ResolveBatchSizes(const ModelSpec& spec, Mode mode,
   return sizes;
 }
 
-std::vector<std::string> RegisterModelBenchmarks(
+std::vector<PlannedInstance> PlanInstances(
     const Registry& registry, const RunOptions& options,
     std::vector<RegistrationNote>* notes) {
-  std::vector<std::string> names;
+  std::vector<PlannedInstance> planned;
   for (const RegisteredModel* entry : registry.List()) {
     for (Mode mode : {Mode::kTrain, Mode::kEval}) {
       if (!entry->spec.Supports(mode)) continue;
@@ -260,20 +236,50 @@ std::vector<std::string> RegisterModelBenchmarks(
         config.channels_last =
             options.channels_last && entry->spec.supports_channels_last;
         config.seed = options.seed;
-        const int warmup = options.warmup_steps;
-        const bool count_ops = options.count_ops;
-        benchmark::RegisterBenchmark(
-            name.c_str(),
-            [entry, config, warmup, count_ops](benchmark::State& state) {
-              RunInstance(state, entry, config, warmup, count_ops);
-            })
-            ->UseManualTime()
-            ->Unit(benchmark::kMillisecond);
-        names.push_back(std::move(name));
+        planned.push_back({std::move(name), entry, config});
       }
     }
   }
+  return planned;
+}
+
+void RegisterInstances(const std::vector<PlannedInstance>& planned,
+                       const RunOptions& options) {
+  const int warmup = options.warmup_steps;
+  const bool count_ops = options.count_ops;
+  for (const PlannedInstance& p : planned) {
+    const RegisteredModel* entry = p.entry;
+    const ModelConfig config = p.config;
+    benchmark::RegisterBenchmark(
+        p.name.c_str(),
+        [entry, config, warmup, count_ops](benchmark::State& state) {
+          RunInstance(state, entry, config, warmup, count_ops);
+        })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+std::vector<std::string> RegisterModelBenchmarks(
+    const Registry& registry, const RunOptions& options,
+    std::vector<RegistrationNote>* notes) {
+  const std::vector<PlannedInstance> planned =
+      PlanInstances(registry, options, notes);
+  RegisterInstances(planned, options);
+  std::vector<std::string> names;
+  for (const auto& p : planned) names.push_back(p.name);
   return names;
+}
+
+std::string EscapeRegex(const std::string& text) {
+  std::string e;
+  for (char c : text) {
+    if (std::string_view(".[]()*+?{}|^$\\").find(c) != std::string_view::npos) {
+      e += '\\';
+    }
+    e += c;
+  }
+  return e;
 }
 
 std::string GoogleBenchmarkFilter(const std::string& filter,
@@ -285,15 +291,7 @@ std::string GoogleBenchmarkFilter(const std::string& filter,
   std::vector<std::string> escaped;
   escaped.reserve(registered.size());
   for (const std::string& name : registered) {
-    std::string e;
-    for (char c : name) {
-      if (std::string_view(".[]()*+?{}|^$\\").find(c) !=
-          std::string_view::npos) {
-        e += '\\';
-      }
-      e += c;
-    }
-    escaped.push_back(std::move(e));
+    escaped.push_back(EscapeRegex(name));
   }
   return absl::StrCat("^(", absl::StrJoin(escaped, "|"), ")/manual_time$|",
                       filter);
@@ -394,134 +392,6 @@ bool ListModels(const Registry& registry, const std::string& format,
   }
   out << (json ? "\n]\n" : "");
   return ok;
-}
-
-namespace {
-
-// Lists the caller's own benchmarks as Google Benchmark would (called before
-// the TorchBench ones are registered). Returns how many it listed.
-size_t ListCallerBenchmarks(const std::string& filter) {
-  benchmark::ConsoleReporter lister;
-  std::ostringstream discarded;  // "Failed to match any benchmarks ..."
-  lister.SetOutputStream(&std::cout);
-  lister.SetErrorStream(&discarded);
-  return benchmark::RunSpecifiedBenchmarks(&lister, filter);
-}
-
-// The torchbench program and RunBenchmarks. `caller_benchmarks`: other
-// benchmarks may be registered beside TorchBench's.
-int RunMain(int argc, char** argv, bool caller_benchmarks) {
-  auto flags = ParseHarnessFlags(&argc, argv);
-  if (!flags.ok()) {
-    std::cerr << "torchbench: " << flags.status().message() << "\n";
-    return 2;
-  }
-  if (flags->help) {
-    std::cout << HarnessFlagsHelp();
-    return 0;
-  }
-  if (flags->cpu_memory_counter) InstallCpuMemoryCounter();
-  if (flags->list_models) {
-    return ListModels(Registry::Global(), *flags->list_models, std::cout) ? 0
-                                                                          : 1;
-  }
-
-  c10::Device device = DefaultDevice();
-  if (!flags->device.empty()) {
-    auto parsed = ParseDevice(flags->device);
-    if (!parsed.ok()) {
-      std::cerr << "torchbench: " << parsed.status().message() << "\n";
-      return 2;
-    }
-    device = *parsed;
-  }
-  ApplyPrecision(flags->precision);
-
-  // The reporters read Google Benchmark's output flags from argv before
-  // Initialize() consumes them; the names they own are added once
-  // registered.
-  auto owned = std::make_shared<std::set<std::string>>();
-  Reporters reporters = MakeReporters(
-      argc, argv, [owned](const auto& name) { return owned->count(name) > 0; });
-  bool list_tests = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--benchmark_list_tests" ||
-        arg == "--benchmark_list_tests=true") {
-      list_tests = true;
-    }
-  }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  const std::string filter = benchmark::GetBenchmarkFilter();
-  if (const std::string error = FilterError(filter); !error.empty()) {
-    std::cerr << "torchbench: --benchmark_filter='" << filter
-              << "' is not a valid regular expression: " << error << "\n";
-    return 2;
-  }
-
-  // Google Benchmark's listing would show "/manual_time" on TorchBench's
-  // names, so the caller's are listed first, by Google Benchmark, and
-  // TorchBench's after them, by the harness.
-  size_t listed = 0;
-  if (list_tests && caller_benchmarks) listed = ListCallerBenchmarks(filter);
-
-  RunOptions options;
-  options.device = device;
-  options.precision = flags->precision;
-  options.optimizer = flags->optimizer;
-  options.count_ops = flags->count_ops;
-  options.channels_last = flags->channels_last;
-  options.warmup_steps = flags->warmup_steps;
-  options.seed = flags->seed;
-  options.batch_sizes = flags->batch_sizes;
-  options.filter = filter;
-  std::vector<RegistrationNote> notes;
-  const std::vector<std::string> names =
-      RegisterModelBenchmarks(Registry::Global(), options, &notes);
-  for (const auto& note : notes) {
-    if (FilterSelects(filter, note.benchmark)) {
-      std::cerr << "torchbench: note: " << note.text << "\n";
-    }
-  }
-  if (list_tests) {
-    for (const auto& name : names) std::cout << name << "\n";
-    listed += names.size();
-    return listed > 0 ? 0 : NoMatch(filter);
-  }
-  if (names.empty() && !caller_benchmarks) return NoMatch(filter);
-  for (const auto& [key, value] : RunContext(device, *flags)) {
-    benchmark::AddCustomContext(key, value);
-  }
-
-  owned->insert(names.begin(), names.end());
-  const std::string spec =
-      caller_benchmarks ? GoogleBenchmarkFilter(filter, names) : "all";
-  const size_t ran = benchmark::RunSpecifiedBenchmarks(
-      reporters.display.get(), reporters.file.get(), spec);
-  ReleaseLiveInstance();
-  benchmark::Shutdown();
-  if (ran == 0) return NoMatch(filter);
-  if (ErroredInstances() > 0) {
-    std::cerr << "torchbench: " << ErroredInstances()
-              << " benchmark run(s) errored (see error_message above)";
-    if (flags->fail_on_error) {
-      std::cerr << "; exiting 1 (--torchbench_fail_on_error=false to exit 0)\n";
-      return 1;
-    }
-    std::cerr << "\n";
-  }
-  return 0;
-}
-
-}  // namespace
-
-int TorchBenchMain(int argc, char** argv) {
-  return RunMain(argc, argv, /*caller_benchmarks=*/false);
-}
-
-int RunBenchmarks(int argc, char** argv) {
-  return RunMain(argc, argv, /*caller_benchmarks=*/true);
 }
 
 }  // namespace torchbench

@@ -127,6 +127,41 @@ absl::StatusOr<HarnessFlags> ParseHarnessFlags(int* argc, char** argv) {
             "--torchbench_list_models=", format, ": expected table or json"));
       }
       flags.list_models = format;
+    } else if (name == "torchbench_isolate") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (*value != "process" && *value != "none") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--torchbench_isolate=", *value, ": expected process or none"));
+      }
+      flags.isolate = *value == "process";
+    } else if (name == "torchbench_instance_timeout") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (!absl::SimpleAtod(*value, &flags.instance_timeout) ||
+          !(flags.instance_timeout >= 0)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--torchbench_instance_timeout=", *value,
+                         ": expected seconds >= 0 (0: no limit)"));
+      }
+    } else if (name == "torchbench_journal") {
+      if (auto s = need_value(); !s.ok()) return s;
+      flags.journal = *value;
+    } else if (name == "torchbench_resume") {
+      if (auto s = need_value(); !s.ok()) return s;
+      flags.resume = *value;
+    } else if (name == "torchbench_shard") {
+      if (auto s = need_value(); !s.ok()) return s;
+      auto shard = ParseShard(*value);
+      if (!shard.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--torchbench_shard=", *value, ": ", shard.status().message()));
+      }
+      flags.shard = *shard;
+    } else if (name == "torchbench_shard_costs") {
+      if (auto s = need_value(); !s.ok()) return s;
+      flags.shard_costs = *value;
+    } else if (name == "torchbench_child_result") {
+      if (auto s = need_value(); !s.ok()) return s;
+      flags.child_result = *value;
     } else if (name == "torchbench_help") {
       flags.help = true;
     } else {
@@ -162,9 +197,24 @@ std::string HarnessFlagsHelp() {
   --torchbench_fail_on_error=false   exit 0 even when an instance errored
   --torchbench_cpu_memory_counter=false  do not count CPU tensor memory
   --torchbench_list_models[=json]    list models with metadata and element counts, then exit
+  --torchbench_isolate=process       run each instance in a child process: a crash,
+                                     exit, hang or out-of-memory kill becomes that
+                                     instance's error and the run goes on
+  --torchbench_instance_timeout=S    kill an isolated instance after S seconds
+                                     (default 3600; 0: no limit)
+  --torchbench_journal=FILE          append each finished instance to FILE (JSON lines)
+  --torchbench_resume=FILE           skip the instances FILE holds (reporting them from
+                                     it) and append the others to it
+  --torchbench_shard=I/N             run shard I (0-based) of N, balanced by cost
+                                     (default: SLURM_ARRAY_TASK_ID/_COUNT, or
+                                     JOB_COMPLETION_INDEX with TORCHBENCH_SHARD_COUNT)
+  --torchbench_shard_costs=F.json    balance shards by a previous run's times
+                                     (default: by parameter counts)
   --torchbench_help                  this text
 Benchmarks are named <model>/<Train|Eval>/batch_size:<N>, e.g.
   --benchmark_filter='BERT.*Train'  --benchmark_out=run.json
+Ctrl-C ends the current instance and still writes --benchmark_out with what
+finished (exit status 130).
 )";
 }
 

@@ -6,10 +6,7 @@
 #include <string>
 
 namespace torchbench {
-namespace {
 
-// Returns the value of --<name>=<value> in argv (the last one wins, as in
-// Google Benchmark), "true" for a bare --<name>, or `fallback`.
 std::string FlagValue(int argc, char** argv, const std::string& name,
                       const std::string& fallback) {
   std::string value = fallback;
@@ -22,6 +19,8 @@ std::string FlagValue(int argc, char** argv, const std::string& name,
   }
   return value;
 }
+
+namespace {
 
 bool IsTrue(const std::string& v) {
   return v == "true" || v == "yes" || v == "1" || v == "on";
@@ -78,7 +77,12 @@ void ExactNameReporter::Finalize() {
   inner_->Finalize();
 }
 
-Reporters MakeReporters(int argc, char** argv, OwnsBenchmark owns) {
+Reporters MakeReporters(int argc, char** argv, OwnsBenchmark owns,
+                        const WrapReporter& wrap) {
+  auto wrapped = [&](std::unique_ptr<benchmark::BenchmarkReporter> r,
+                     bool is_file) {
+    return wrap ? wrap(std::move(r), is_file) : std::move(r);
+  };
   const std::string color_flag =
       FlagValue(argc, argv, "benchmark_color", "auto");
   const bool color =
@@ -87,13 +91,15 @@ Reporters MakeReporters(int argc, char** argv, OwnsBenchmark owns) {
       IsTrue(FlagValue(argc, argv, "benchmark_counters_tabular", "false"));
   Reporters reporters;
   reporters.display = std::make_unique<ExactNameReporter>(
-      Create(FlagValue(argc, argv, "benchmark_format", "console"), color,
-             tabular),
+      wrapped(Create(FlagValue(argc, argv, "benchmark_format", "console"),
+                     color, tabular),
+              /*is_file=*/false),
       owns);
   if (!FlagValue(argc, argv, "benchmark_out", "").empty()) {
     reporters.file = std::make_unique<ExactNameReporter>(
-        Create(FlagValue(argc, argv, "benchmark_out_format", "json"),
-               /*color=*/false, tabular),
+        wrapped(Create(FlagValue(argc, argv, "benchmark_out_format", "json"),
+                       /*color=*/false, tabular),
+                /*is_file=*/true),
         std::move(owns));
   }
   return reporters;

@@ -52,6 +52,26 @@ std::vector<int64_t> ResolveBatchSizes(const ModelSpec& spec, Mode mode,
                                        const std::vector<int64_t>& requested,
                                        std::vector<RegistrationNote>* notes);
 
+// One benchmark instance to run: its name, model and configuration.
+struct PlannedInstance {
+  std::string name;
+  const RegisteredModel* entry = nullptr;
+  ModelConfig config;
+};
+
+// The instances RegisterModelBenchmarks would register, without registering
+// them (so that a shard or a resumed run can drop some first).
+std::vector<PlannedInstance> PlanInstances(
+    const Registry& registry, const RunOptions& options,
+    std::vector<RegistrationNote>* notes);
+
+// Registers `planned` with Google Benchmark.
+void RegisterInstances(const std::vector<PlannedInstance>& planned,
+                       const RunOptions& options);
+
+// `text` with every extended-regex metacharacter escaped.
+std::string EscapeRegex(const std::string& text);
+
 // Registers one benchmark per model x supported mode x batch size of
 // `registry` (batch sizes from ResolveBatchSizes) whose exact name
 // options.filter selects, skipping (with a note) the instances whose

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "torchbench/model.h"
+#include "torchbench/shard.h"
 
 namespace torchbench {
 
@@ -44,6 +45,25 @@ struct HarnessFlags {
   // alone (the peak_mem counter is then absent on the CPU).
   bool cpu_memory_counter = true;
   bool help = false;
+
+  // Runs that survive and scale (torchbench program only):
+  // --torchbench_isolate=process runs each instance in a child process.
+  bool isolate = false;
+  // --torchbench_instance_timeout=S: an isolated instance still running
+  // after S seconds is killed and reported (0: no limit).
+  double instance_timeout = 3600;
+  // --torchbench_journal=FILE appends each finished instance to FILE.
+  std::string journal;
+  // --torchbench_resume=FILE: skip the instances FILE holds, report them
+  // from it, append the rest to it.
+  std::string resume;
+  // --torchbench_shard=I/N; absent: from Slurm or Kubernetes variables.
+  std::optional<Shard> shard;
+  // --torchbench_shard_costs=RESULTS.json balances shards by its times.
+  std::string shard_costs;
+  // Internal: set by an isolating parent for its child, which runs one
+  // instance and journals it to this file.
+  std::string child_result;
 };
 
 // Parses and removes every --torchbench_* argument from argv, leaving the

@@ -44,11 +44,22 @@ class ExactNameReporter : public benchmark::BenchmarkReporter {
 // (read from argv, which is left unchanged), each wrapped in
 // ExactNameReporter with `owns`. `file` is null when --benchmark_out is not
 // given.
+// Returns the value of --<name>=<value> in argv (the last one wins, as in
+// Google Benchmark), "true" for a bare --<name>, or `fallback`.
+std::string FlagValue(int argc, char** argv, const std::string& name,
+                      const std::string& fallback);
+
 struct Reporters {
   std::unique_ptr<benchmark::BenchmarkReporter> display;
   std::unique_ptr<benchmark::BenchmarkReporter> file;
 };
-Reporters MakeReporters(int argc, char** argv, OwnsBenchmark owns = nullptr);
+// `wrap` (when set) wraps each created reporter inside the ExactNameReporter,
+// so it sees the exact names; `is_file` tells the two apart.
+using WrapReporter =
+    std::function<std::unique_ptr<benchmark::BenchmarkReporter>(
+        std::unique_ptr<benchmark::BenchmarkReporter> reporter, bool is_file)>;
+Reporters MakeReporters(int argc, char** argv, OwnsBenchmark owns = nullptr,
+                        const WrapReporter& wrap = nullptr);
 
 }  // namespace torchbench
 

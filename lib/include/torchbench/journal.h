@@ -1,0 +1,128 @@
+// File: torchbench/journal.h
+//
+// Results that an interruption cannot lose. Each finished instance is one
+// line of a JSON-lines journal, appended and flushed as the instance ends:
+//
+//   {"torchbench_journal": 1, "context": {"torchbench_git_commit": ..., ...}}
+//   {"instance": "resnet18/Eval/batch_size:1", "runs": [{...}, ...]}
+//
+// A run is Google Benchmark's BenchmarkReporter::Run with every field its
+// reporters print, so a journal replays into the console and JSON reporters
+// as if the instances had just run; --torchbench_resume=JOURNAL does exactly
+// that for the instances it holds and runs only the others. The same format
+// carries an isolated child's result to its parent.
+#ifndef TORCHBENCH_JOURNAL_H_
+#define TORCHBENCH_JOURNAL_H_
+
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace torchbench {
+
+using BenchmarkRun = benchmark::BenchmarkReporter::Run;
+using ContextPairs = std::vector<std::pair<std::string, std::string>>;
+
+// The error message of an instance stopped by Ctrl-C: such a run is neither
+// reported nor journaled, so a resumed run repeats the instance.
+inline constexpr char kInterruptedMessage[] = "interrupted (SIGINT)";
+
+// One instance's runs: its repetitions, then its aggregates (mean, median,
+// ...) when there are any.
+struct InstanceRecord {
+  std::string instance;
+  std::vector<BenchmarkRun> runs;
+};
+
+// `run` as one JSON object, and back. RunFromJsonText fails with
+// InvalidArgument on anything it did not write.
+std::string RunToJson(const BenchmarkRun& run);
+std::string RecordToJson(const InstanceRecord& record);
+absl::StatusOr<InstanceRecord> RecordFromJson(const std::string& line);
+
+struct JournalContents {
+  ContextPairs context;
+  std::vector<InstanceRecord> records;
+  // Set when the last line was cut short (the writer died mid-line); that
+  // line is ignored.
+  std::string warning;
+};
+
+// Reads a journal. NotFound when `path` does not exist; InvalidArgument
+// naming the line for a corrupt one (a cut-short last line is only a
+// warning). A later record of an instance replaces an earlier one.
+absl::StatusOr<JournalContents> ReadJournal(const std::string& path);
+
+// Returns "" when a journal written with `journal` may be resumed by a run
+// with `current` context, else the keys that differ (the commit, LibTorch,
+// device, precision, ...), as one message.
+std::string JournalMismatch(const ContextPairs& journal,
+                            const ContextPairs& current);
+
+// Appends records to a journal, each as one line written with a single
+// write(2) and fsync'd, so a crash leaves whole lines only (at worst a cut
+// last line, which ReadJournal skips).
+class JournalWriter {
+ public:
+  // Opens `path` for appending; writes the context line when the file is
+  // new or empty.
+  static absl::StatusOr<std::unique_ptr<JournalWriter>> Open(
+      const std::string& path, const ContextPairs& context);
+  ~JournalWriter();
+  absl::Status Append(const InstanceRecord& record);
+  const std::string& path() const { return path_; }
+
+ private:
+  JournalWriter(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  int fd_;
+  std::string path_;
+};
+
+// Sits between Google Benchmark (or the isolating parent) and a reporter:
+// replays resumed records right after the context, drops interrupted runs,
+// appends each finished instance to the journal (when given), and applies
+// --benchmark_display_aggregates_only / --benchmark_report_aggregates_only
+// itself, because the journal needs every repetition whatever is shown.
+class ResultsReporter : public benchmark::BenchmarkReporter {
+ public:
+  struct Options {
+    JournalWriter* journal = nullptr;  // Not owned; may be null.
+    std::vector<InstanceRecord> replay;
+    bool aggregates_only = false;  // For runs with > 1 repetition.
+  };
+  ResultsReporter(std::unique_ptr<benchmark::BenchmarkReporter> inner,
+                  Options options);
+  bool ReportContext(const Context& context) override;
+  void ReportRuns(const std::vector<Run>& runs) override;
+  void Finalize() override;
+
+  // Instances reported with an error (interrupted ones excluded) and
+  // without.
+  int errored() const { return errored_; }
+  int finished() const { return finished_; }
+  // A journal write that failed (the run goes on; the message is printed).
+  const absl::Status& journal_status() const { return journal_status_; }
+
+ private:
+  void Forward(const std::vector<Run>& runs);
+  void Complete();
+  void ShareStreams();
+  std::unique_ptr<benchmark::BenchmarkReporter> inner_;
+  Options options_;
+  // The repetitions of an instance whose aggregates are still to come.
+  InstanceRecord pending_;
+  int errored_ = 0;
+  int finished_ = 0;
+  absl::Status journal_status_;
+};
+
+}  // namespace torchbench
+
+#endif  // TORCHBENCH_JOURNAL_H_
