@@ -1,7 +1,7 @@
 """Crash isolation, Ctrl-C and resume, sharding: the torchbench program as a
 user runs it, on the probe models of probe_models.cpp.
 
-usage: check_isolation.py PROBE_PROGRAM
+usage: check_isolation.py PROBE_PROGRAM [COMPARE_PY]
 """
 import json
 import os
@@ -13,6 +13,7 @@ import time
 import unittest
 
 PROGRAM = None
+COMPARE_PY = None
 BASE = ["--torchbench_device=cpu", "--benchmark_min_time=0.01",
         "--torchbench_warmup_steps=1"]
 
@@ -108,6 +109,12 @@ class Isolation(unittest.TestCase):
         self.assertEqual(sorted(instances), sorted(names))  # Each once.
         for name in done:  # Reported from the journal, not rerun.
             self.assertEqual(got[name]["real_time"], done[name]["real_time"])
+        if COMPARE_PY:  # Google Benchmark's compare.py reads both unchanged.
+            c = subprocess.run([sys.executable, COMPARE_PY, "benchmarks", first, final],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(c.returncode, 0, c.stderr)
+            for name in done:
+                self.assertIn(name, c.stdout)
 
     def test_interrupt_and_resume_isolated(self):
         self._interrupt_then_resume("process")
@@ -180,4 +187,6 @@ class Sharding(unittest.TestCase):
 
 if __name__ == "__main__":
     PROGRAM = sys.argv.pop(1)
+    if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
+        COMPARE_PY = sys.argv.pop(1)
     unittest.main(verbosity=2)

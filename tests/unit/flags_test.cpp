@@ -87,6 +87,35 @@ TEST(FlagsTest, RejectsBadValuesWithTheFlagName) {
   }
 }
 
+TEST(FlagsTest, IsolationJournalAndShardFlags) {
+  Args args({"tb", "--torchbench_isolate=process",
+             "--torchbench_instance_timeout=90.5", "--torchbench_journal=j",
+             "--torchbench_resume=r", "--torchbench_shard=1/4",
+             "--torchbench_shard_costs=c.json"});
+  auto flags = ParseHarnessFlags(&args.argc, args.pointers.data());
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_TRUE(flags->isolate);
+  EXPECT_DOUBLE_EQ(flags->instance_timeout, 90.5);
+  EXPECT_EQ(flags->journal, "j");
+  EXPECT_EQ(flags->resume, "r");
+  EXPECT_EQ(flags->shard, (Shard{1, 4}));
+  EXPECT_EQ(flags->shard_costs, "c.json");
+  EXPECT_EQ(args.argc, 1);
+  for (const auto& [arg, message] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"--torchbench_isolate=thread", "expected process or none"},
+           {"--torchbench_instance_timeout=-1", "expected seconds >= 0"},
+           {"--torchbench_shard=4/4", "--torchbench_shard=4/4: expected I/N"},
+           {"--torchbench_journal", "needs a value"}}) {
+    Args bad({"tb", arg});
+    auto parsed = ParseHarnessFlags(&bad.argc, bad.pointers.data());
+    ASSERT_FALSE(parsed.ok()) << arg;
+    EXPECT_NE(std::string(parsed.status().message()).find(message),
+              std::string::npos)
+        << parsed.status();
+  }
+}
+
 TEST(FlagsTest, DefaultsMatchTorchBench) {
   Args args({"tb"});
   auto flags = ParseHarnessFlags(&args.argc, args.pointers.data());
