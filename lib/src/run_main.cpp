@@ -372,7 +372,9 @@ int RunMain(int argc, char** argv, bool caller_benchmarks) {
       PlanInstances(Registry::Global(), options, &notes);
   const bool selected_any = !planned.empty();
   ContextPairs context = RunContext(device, *flags);
-  if (shard && shard->count > 1) {
+  // A shard asked for, even 1/1, is named in the context, so `tools/tb merge`
+  // can check a one-shard run like any other; children (always 0/1) skip it.
+  if (shard && (shard->count > 1 || flags->child_result.empty())) {
     auto selected = SelectShard(planned, *shard, flags->shard_costs, &context);
     if (!selected.ok()) {
       std::cerr << "torchbench: " << selected.status().message() << "\n";
