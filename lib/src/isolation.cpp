@@ -200,14 +200,7 @@ absl::StatusOr<InstanceRecord> RunChild(const std::string& instance,
         status, oom_before >= 0 && oom_after >= 0 ? oom_after - oom_before : 0,
         LastLine(child_stderr));
   }
-  BenchmarkRun run;
-  run.run_name.function_name = instance;
-  run.error_occurred = true;
-  run.error_message = message;
-  run.iterations = 0;
-  run.repetitions = 1;
-  run.time_unit = benchmark::kMillisecond;
-  return InstanceRecord{instance, {run}};
+  return ErrorRecord(instance, std::move(message));
 }
 
 }  // namespace torchbench

@@ -96,6 +96,21 @@ bool IsTruncation(const absl::Status& status, const std::string& line) {
 
 }  // namespace
 
+InstanceRecord ErrorRecord(const std::string& instance, std::string message) {
+  BenchmarkRun run;
+  run.run_name.function_name = instance;
+  run.family_index = 0;
+  run.per_family_instance_index = 0;
+  run.error_occurred = true;
+  run.error_message = std::move(message);
+  run.iterations = 0;
+  run.repetition_index = 0;
+  run.repetitions = 1;
+  run.time_unit = benchmark::kMillisecond;
+  run.statistics = nullptr;
+  return InstanceRecord{instance, {std::move(run)}};
+}
+
 std::string RunToJson(const BenchmarkRun& run) {
   std::string out = absl::StrCat(
       "{\"run_name\": ", json::Quote(run.run_name.str()), ", \"run_type\": \"",

@@ -241,13 +241,7 @@ bool RunDirect(const DirectRun& run, const std::vector<PlannedInstance>& todo,
     auto record = RunChild(p.name, child);
     if (!record.ok() && absl::IsCancelled(record.status())) break;
     if (!record.ok()) {
-      BenchmarkRun error;
-      error.run_name.function_name = p.name;
-      error.error_occurred = true;
-      error.error_message = std::string(record.status().message());
-      error.iterations = 0;
-      error.time_unit = benchmark::kMillisecond;
-      record = InstanceRecord{p.name, {error}};
+      record = ErrorRecord(p.name, std::string(record.status().message()));
     }
     for (auto& r : record->runs) {
       r.family_index = index;

@@ -7,15 +7,21 @@
 #include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 #include "torchbench/golden.h"
 
 namespace torchbench {
 namespace {
 
+// ctest runs each test in its own process, in parallel: the name must differ
+// per process and per call (std::rand() gave every process the same one).
 std::string WriteTemp(const std::string& text) {
+  static int calls = 0;
   const std::string path =
       (std::filesystem::temp_directory_path() /
-       ("golden_" + std::to_string(std::rand()) + ".golden"))
+       ("golden_" + std::to_string(::getpid()) + "_" +
+        std::to_string(calls++) + ".golden"))
           .string();
   std::ofstream(path) << text;
   return path;

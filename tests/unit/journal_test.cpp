@@ -63,6 +63,21 @@ TEST(JournalTest, RecordsRoundTripEveryReportedField) {
   EXPECT_TRUE(std::isnan(back->runs[1].counters.at("params").value));
 }
 
+TEST(JournalTest, ErrorRecordSetsEveryIndex) {
+  const InstanceRecord record = ErrorRecord("m/Eval/batch_size:1", "boom");
+  ASSERT_EQ(record.runs.size(), 1u);
+  const BenchmarkRun& run = record.runs[0];
+  EXPECT_TRUE(run.error_occurred);
+  EXPECT_EQ(run.error_message, "boom");
+  EXPECT_EQ(run.repetition_index, 0);
+  EXPECT_EQ(run.repetitions, 1);
+  EXPECT_EQ(run.family_index, 0);
+  EXPECT_EQ(run.per_family_instance_index, 0);
+  auto back = RecordFromJson(RecordToJson(record));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->runs[0].repetition_index, 0);
+}
+
 TEST(JournalTest, ToleratesACutLastLineButNotACorruptMiddle) {
   const std::string path = ::testing::TempDir() + "/journal.jsonl";
   std::remove(path.c_str());

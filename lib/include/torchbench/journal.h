@@ -41,6 +41,11 @@ struct InstanceRecord {
   std::vector<BenchmarkRun> runs;
 };
 
+// The one run of an instance that never reported (its process died, timed
+// out or could not start), every field set: Google Benchmark's Run leaves
+// the indices uninitialised.
+InstanceRecord ErrorRecord(const std::string& instance, std::string message);
+
 // `run` as one JSON object, and back. RunFromJsonText fails with
 // InvalidArgument on anything it did not write.
 std::string RunToJson(const BenchmarkRun& run);
