@@ -206,6 +206,7 @@ def merge(paths, allow_missing=False, strict=False):
     groups = {}  # instance -> its rows, in its shard's order
     for shard in shards:
         given = set(shard.given)
+        seen = set()
         for row in shard.rows:
             name = instance_of(row)
             if name not in given:
@@ -213,6 +214,12 @@ def merge(paths, allow_missing=False, strict=False):
                              "it (not in its torchbench_shard_instances)")
                 given.add(name)  # One message per instance.
                 continue
+            key = (row["name"], row.get("run_type"), row.get("repetition_index"))
+            if key in seen:
+                problems.add(BAD_INPUT, f"{shard.path}: holds {row['name']} "
+                             f"(repetition {row.get('repetition_index')}) twice")
+                continue
+            seen.add(key)
             groups.setdefault(name, []).append(row)
 
     missing_shards = [i for i in range(shards[0].count) if i not in by_index]
