@@ -9,17 +9,21 @@ generator so every run of the test sees the same numbers.
 
 usage: test_gate.py   (unittest; runs tools/gate.py with this interpreter)
 """
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-GATE = os.path.join(ROOT, "tools", "gate.py")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import gate as gate_module  # noqa: E402  (tools/gate.py)
 
 CONTEXT = {
     "date": "2026-09-01T23:30:00+00:00",
@@ -131,9 +135,17 @@ class Gate(unittest.TestCase):
         return self.write(name, times, **kw)
 
     def gate(self, *args):
+        """Runs the gate in this process (fast); returns (exit status,
+        stdout, stderr) and its --json result."""
         out = os.path.join(self.dir, "result.json")
-        p = subprocess.run([sys.executable, GATE, *args, "--json", out],
-                           capture_output=True, text=True, timeout=120)
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            try:
+                code = gate_module.main([*args, "--json", out])
+            except SystemExit as e:  # argparse's usage errors
+                code = e.code
+        p = types.SimpleNamespace(returncode=code, stdout=stdout.getvalue(),
+                                  stderr=stderr.getvalue())
         result = None
         if os.path.exists(out):
             with open(out) as f:
@@ -319,9 +331,11 @@ class Gate(unittest.TestCase):
     def test_calibrate_writes_a_usable_noise_file(self):
         runs = [self.run_(f"cal{i}.json", cv=0.03, run_shift=1 + 0.02 * i) for i in range(4)]
         noise = os.path.join(self.dir, "noise.json")
-        p = subprocess.run([sys.executable, GATE, "--calibrate", *runs, "-o", noise],
-                           capture_output=True, text=True, timeout=120)
+        # Through tools/tb, as a user runs it (it must not set up or build).
+        p = subprocess.run([os.path.join(ROOT, "tools", "tb"), "gate", "--calibrate", *runs,
+                            "-o", noise], capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("aa95", p.stdout)
         with open(noise) as f:
             doc = json.load(f)
         self.assertEqual(set(doc["benchmarks"]), set(MODELS))
@@ -344,8 +358,7 @@ class Gate(unittest.TestCase):
         p, _ = self.gate(base, other, "--noise", noise)
         self.assertIn("calibrated on another machine", p.stderr)
         # Fewer than 3 runs, or a bad noise file: exit 2.
-        p = subprocess.run([sys.executable, GATE, "--calibrate", *runs[:2], "-o", noise],
-                           capture_output=True, text=True, timeout=120)
+        p, _ = self.gate("--calibrate", *runs[:2], "-o", noise)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         p, _ = self.gate(base, cand, "--noise", base)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
