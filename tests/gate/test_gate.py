@@ -25,47 +25,50 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import gate as gate_module  # noqa: E402  (tools/gate.py)
 
+# The context of a real CPU run (GB 1.7.1 fields, then the harness's keys).
 CONTEXT = {
-    "date": "2026-09-01T23:30:00+00:00",
-    "host_name": "runner-1",
-    "executable": "build/benchmarks/torchbench",
+    "date": "2026-12-01T23:22:25+00:00",
+    "host_name": "vm",
+    "executable": "/work/main/build/benchmarks/torchbench",
     "num_cpus": 2,
-    "mhz_per_cpu": 2450,
+    "mhz_per_cpu": 2596,
     "cpu_scaling_enabled": False,
-    "caches": [{"type": "Data", "level": 1, "size": 32768, "num_sharing": 1}],
-    "load_avg": [1.9, 1.7, 1.5],
+    "caches": [{"type": "Data", "level": 1, "size": 49152, "num_sharing": 1},
+               {"type": "Unified", "level": 3, "size": 33554432, "num_sharing": 2}],
+    "load_avg": [2.25732, 1.87256, 0.967285],
     "library_build_type": "debug",
-    "torchbench_version": "0.1.0",
-    "torchbench_git_commit": "aaaaaaaaaaaa",
-    "libtorch_version": "2.14.1",
-    "cuda_runtime_version": "none",
-    "cudnn_version": "none",
-    "torchbench_device": "cpu",
-    "device_name": "cpu",
-    "precision": "fp32",
-    "optimizer_path": "default",
-    "optimizer_path_resolved": "single",
     "allow_tf32_cublas": "false",
     "allow_tf32_cudnn": "false",
+    "channels_last": "false",
+    "cpu_memory_counter": "true",
+    "cuda_runtime_version": "none",
     "cudnn_benchmark": "true",
     "cudnn_deterministic": "false",
-    "channels_last": "false",
-    "intra_op_threads": "2",
+    "cudnn_version": "none",
+    "device_name": "AMD EPYC",
     "inter_op_threads": "2",
+    "intra_op_threads": "2",
+    "libtorch_version": "2.14.1",
+    "optimizer_path": "default",
+    "optimizer_path_resolved": "single",
+    "precision": "fp32",
     "seed": "1337",
-    "warmup_steps": "3",
-    "cpu_memory_counter": "true",
     "timer": "steady_clock",
+    "torchbench_device": "cpu",
+    "torchbench_git_commit": "aaaaaaaaaaaa",
+    "torchbench_version": "0.1.0",
+    "warmup_steps": "3",
 }
 
-# name -> (median ms, peak_mem bytes, params, aten_ops)
+# name -> (median ms, peak_mem bytes, params, aten_ops): figures of a real
+# CPU run at batch size 1 (times vary with the machine).
 MODELS = {
-    "alexnet/Eval/batch_size:1": (12.0, 2.4e8, 61100840, 24),
-    "resnet18/Eval/batch_size:1": (9.0, 4.7e7, 11689512, 69),
-    "mobilenet_v2/Eval/batch_size:1": (6.5, 2.9e7, 3504872, 156),
-    "squeezenet1_1/Eval/batch_size:1": (2.8, 1.1e7, 1235496, 66),
-    "pyhpc_equation_of_state/Eval/batch_size:1": (0.9, 3.0e6, 0, 410),
-    "dlrm/Eval/batch_size:1": (1.6, 2.2e7, 3125000, 38),
+    "alexnet/Eval/batch_size:1": (17.3, 2.49e8, 61100840, 25),
+    "resnet18/Eval/batch_size:1": (21.6, 5.81e7, 11689512, 70),
+    "mobilenet_v2/Eval/batch_size:1": (11.0, 2.64e7, 3504872, 154),
+    "squeezenet1_1/Eval/batch_size:1": (11.4, 1.19e7, 1235496, 66),
+    "pyhpc_equation_of_state/Eval/batch_size:1": (0.285, 7520, 0, 372),
+    "dlrm/Eval/batch_size:1": (0.288, 2.06e9, 514499137, 46),
     "BERT_pytorch/Train/batch_size:1": (95.0, 9.8e8, 5553450, 1220),
     "resnet18/Train/batch_size:1": (40.0, 2.1e8, 11689512, 590),
 }
@@ -88,13 +91,20 @@ def rows_for(name, times_ms, family, counters=None):
                     "label": "precision:fp32"})
         rows.append(row)
     # Aggregates with nonsense values: the gate must recompute, not read them.
+    # As in real runs, the cv row of a counter that is 0 on every repetition
+    # (optimizer_ops in Eval) is NaN, which Python's json reads and writes.
     for agg in ("mean", "median", "stddev", "cv"):
-        rows.append({"name": f"{name}_{agg}", "family_index": family,
-                     "per_family_instance_index": 0, "run_name": name,
-                     "run_type": "aggregate", "repetitions": len(times_ms), "threads": 1,
-                     "aggregate_name": agg, "aggregate_unit": "percentage" if agg == "cv"
-                     else "time", "iterations": len(times_ms), "real_time": 12345.0,
-                     "cpu_time": 12345.0, "time_unit": "ms"})
+        row = {"name": f"{name}_{agg}", "family_index": family,
+               "per_family_instance_index": 0, "run_name": name,
+               "run_type": "aggregate", "repetitions": len(times_ms), "threads": 1,
+               "aggregate_name": agg, "aggregate_unit": "percentage" if agg == "cv"
+               else "time", "iterations": len(times_ms), "real_time": 12345.0,
+               "cpu_time": 12345.0, "time_unit": "ms"}
+        row.update({k: 999.0 for k in counters})
+        if agg == "cv":
+            row["optimizer_ops"] = float("nan")
+        row["label"] = "precision:fp32"
+        rows.append(row)
     return rows
 
 
@@ -344,7 +354,7 @@ class Gate(unittest.TestCase):
             self.assertGreater(entry["aa95"], 0.02)   # the runs drift by 2 % each
             self.assertLess(entry["aa95"], 0.12)
             self.assertGreater(entry["cv"], 0.01)
-        self.assertEqual(doc["fingerprint"]["host_name"], "runner-1")
+        self.assertEqual(doc["fingerprint"]["host_name"], "vm")
         # Gating with it: thresholds come from aa95, a 30 % slowdown is caught.
         base = self.run_("base.json", cv=0.03)
         name = "squeezenet1_1/Eval/batch_size:1"
