@@ -183,6 +183,19 @@ def check_contexts(sides, allow):
                          "--allow-env-mismatch compares anyway)")
     warns = [f"context mismatch allowed (--allow-env-mismatch): {e}" for e in errors]
     warns += [f"note: {n}" for n in notes]
+    # Google Benchmark records the 1-minute load average at the start of a
+    # run: very different loads mean another job shared the machine.
+    loads = []
+    for label, r in runs:
+        la = r.context.get("load_avg")
+        if isinstance(la, list) and la and isinstance(la[0], (int, float)):
+            loads.append((la[0], f"{r.path} ({label})"))
+    if loads:
+        lo, hi = min(loads), max(loads)
+        if hi[0] - lo[0] > 1.0 and hi[0] > 2 * lo[0]:
+            warns.append(f"load average at the start differed: {lo[0]:.2f} in {lo[1]}, "
+                         f"{hi[0]:.2f} in {hi[1]}: another job shared the machine; "
+                         "interleave base and cand runs")
     return warns
 
 

@@ -328,6 +328,12 @@ class Gate(unittest.TestCase):
         cand = self.run_("cand_commit.json", context={"torchbench_git_commit": "cccccccc"})
         p, _ = self.gate(base, cand)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertNotIn("warning", p.stderr)
+        # Another job on the machine: a warning only.
+        cand = self.run_("cand_load.json", context={"load_avg": [5.9, 3.0, 2.0]})
+        p, _ = self.gate(base, cand)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("load average at the start differed", p.stderr)
 
     def test_usage_errors_exit_2(self):
         base = self.run_("base.json")
