@@ -610,16 +610,17 @@ def markdown(result, base_runs, cand_runs, args, warns, argv):
 
 def strip_plot(r, width=320, height=46):
     b, c = r.get("base_reps_s") or [], r.get("cand_reps_s") or []
+    b, c = [v for v in b if v > 0], [v for v in c if v > 0]
     values = b + c
     if not values:
         return ""
-    lo, hi = min(values), max(values)
-    pad = (hi - lo) * 0.05 or hi * 0.01 or 1e-9
-    lo, hi = lo - pad, hi + pad
+    # Log scale: a repetition 10x slower than the rest stays on the plot
+    # without squashing the others.
+    lo, hi = min(values) / 1.01, max(values) * 1.01
     x0, x1 = 44, width - 6
 
     def x(v):
-        return x0 + (v - lo) / (hi - lo) * (x1 - x0)
+        return x0 + math.log(v / lo) / math.log(hi / lo) * (x1 - x0)
 
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'role="img" aria-label="repetitions of {html.escape(r["name"])}">']
@@ -634,7 +635,7 @@ def strip_plot(r, width=320, height=46):
                          f'stroke="{color}" stroke-width="2"/>')
     parts.append(f'<text x="{x0}" y="{height - 1}" font-size="9" fill="#888">{fmt_time(lo)}</text>')
     parts.append(f'<text x="{x1}" y="{height - 1}" font-size="9" fill="#888" '
-                 f'text-anchor="end">{fmt_time(hi)}</text></svg>')
+                 f'text-anchor="end">{fmt_time(hi)} (log)</text></svg>')
     return "".join(parts)
 
 
