@@ -86,7 +86,8 @@ def rows_for(name, times_ms, family, counters=None):
                "run_name": name, "run_type": "iteration", "repetitions": len(times_ms),
                "repetition_index": i, "threads": 1, "iterations": 20,
                "real_time": float(t), "cpu_time": float(t) * 1.9, "time_unit": "ms"}
-        row.update(counters)
+        # A counter given as a list has one value per repetition.
+        row.update({k: v[i] if isinstance(v, list) else v for k, v in counters.items()})
         row.update({"items_per_second": 1000.0 / t, "wall_time": t / 1000.0,
                     "label": "precision:fp32"})
         rows.append(row)
@@ -100,7 +101,7 @@ def rows_for(name, times_ms, family, counters=None):
                "aggregate_name": agg, "aggregate_unit": "percentage" if agg == "cv"
                else "time", "iterations": len(times_ms), "real_time": 12345.0,
                "cpu_time": 12345.0, "time_unit": "ms"}
-        row.update({k: 999.0 for k in counters})
+        row.update({k: 999.0 for k in counters})  # per-repetition lists too
         if agg == "cv":
             row["optimizer_ops"] = float("nan")
         row["label"] = "precision:fp32"
@@ -279,6 +280,17 @@ class Gate(unittest.TestCase):
         cand = self.write("rss6.json", times, counters={name: {"peak_host_rss": 6.1e8 * 1.06}})
         p, result = self.gate(base, cand)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        # A peak that moves between repetitions (the process's RSS after
+        # other instances ran) is NOISY, not gated, even 10 % up.
+        moving = {name: {"peak_host_rss": [6.1e8 * f for f in (1.0, 1.02, 1.05, 0.97, 1.0,
+                                                                  1.01, 1.03, 1.0, 0.99)]}}
+        base2 = self.write("rss_moving_base.json", times, counters=moving)
+        up = {name: {"peak_host_rss": [v * 1.1 for v in moving[name]["peak_host_rss"]]}}
+        cand = self.write("rss_moving_cand.json", times, counters=up)
+        p, result = self.gate(base2, cand)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        noisy = [(c["name"], c["counter"]) for c in result["counters"] if c["verdict"] == "NOISY"]
+        self.assertEqual(noisy, [(name, "peak_host_rss")])
 
     # --------------------------------------------------------------- input
 
