@@ -138,6 +138,9 @@ class Run:
             if unit not in TIME_UNITS or not isinstance(value, (int, float)):
                 raise InputError(f"{path}: not Google Benchmark JSON ({row['name']}: "
                                  f"real_time {value!r} in unit {unit!r})")
+            if not math.isfinite(value) or value <= 0:
+                self.errors.setdefault(name, f"real_time {value!r}")
+                continue
             self.times.setdefault(name, []).append(value * TIME_UNITS[unit])
             counters = self.counters.setdefault(name, {})
             for key, v in row.items():
