@@ -452,6 +452,11 @@ def compare(base_runs, cand_runs, args, noise_doc):
                                  "cand": y, "verdict": verdict})
 
     noise_warn = []
+    if not noise_doc and (len(base_runs) == 1 or len(cand_runs) == 1):
+        noise_warn.append("no noise file and one run on a side: thresholds see only the spread "
+                          "within a run, not between runs (another job slowing a whole run "
+                          "looks like a regression); calibrate (--noise) or give several "
+                          "interleaved runs per side")
     if noise_doc:
         fp = fingerprint(cand_runs[0])
         diff = [f"{k}: {noise_doc['fingerprint'].get(k)!r} (noise file) vs {fp.get(k)!r}"
