@@ -412,6 +412,8 @@ def compare(base_runs, cand_runs, args, noise_doc):
             r["verdict"] = "IMPROVEMENT"
         else:
             r["verdict"] = "UNCHANGED"
+            if q < args.alpha:
+                r["reason"] = "significant, within the threshold"
 
     counter_rows = []
     for name in common:
