@@ -1,13 +1,12 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <unistd.h>
 
 #include "torchbench/golden.h"
 
@@ -18,11 +17,10 @@ namespace {
 // per process and per call (std::rand() gave every process the same one).
 std::string WriteTemp(const std::string& text) {
   static int calls = 0;
-  const std::string path =
-      (std::filesystem::temp_directory_path() /
-       ("golden_" + std::to_string(::getpid()) + "_" +
-        std::to_string(calls++) + ".golden"))
-          .string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("golden_" + std::to_string(::getpid()) + "_" +
+                             std::to_string(calls++) + ".golden"))
+                               .string();
   std::ofstream(path) << text;
   return path;
 }
