@@ -174,10 +174,10 @@ class TtsAngular final : public Model {
     return TrainStep(nullptr);
   }
 
-  // The reference's eval() and seven train() calls on filled inputs, as
+  // The reference's eval() and two train() calls on filled inputs, as
   // tools/golden/adapters/tts_angular.py records them, with 2 speakers of 2
   // utterances (batch 4) instead of 64 speakers to keep the check cheap,
-  // and lr 0.1 then 0.01: at 1e-4 a step moves weights too little to
+  // and lr 0.1: at 1e-4 a step moves weights too little to
   // compare at 1e-4.
   std::map<std::string, torch::Tensor> GoldenOutputs() override {
     num_speakers_in_batch_ = 2;
@@ -193,12 +193,10 @@ class TtsAngular final : public Model {
     TrainStep(&out);
     TrainStep(nullptr);
     RecordEdgeParameters(*net_, "after_2_steps:", /*gradients=*/false, &out);
-    // Steps 3-7 cross RAdam's N_sma >= 5 threshold (at step 6), at lr 0.01:
-    // at 0.1 the loss's sensitivity turns another CPU's rounding into 1e-2
-    // of the weights by step 7 (the adapter says more).
-    optimizer_->SetLr(0.01);
-    for (int step = 3; step <= 7; ++step) TrainStep(nullptr);
-    RecordEdgeParameters(*net_, "after_7_steps:", /*gradients=*/false, &out);
+    // No later steps: 3-5 at a well-conditioned rate move too little to see
+    // at 1e-4, and RAdam's adaptive branch (step 6 on) amplifies rounding
+    // 70x in two steps, past 1e-4 between two machines (the adapter has the
+    // numbers); tests/golden/optimizers.golden checks that branch.
     return out;
   }
 
@@ -275,7 +273,7 @@ ModelSpec Spec() {
   // returns this encoder; the loss's w and b are outside it.
   spec.reference_parameters = 9381888;
   spec.reference_buffers = 0;
-  // Output, loss, gradients and seven RAdam steps of the reference's own
+  // Output, loss, gradients and two RAdam steps of the reference's own
   // code on filled weights (tools/golden/adapters/tts_angular.py).
   spec.golden_file = "tts_angular.golden";
   spec.skip_cpu_fp16_test_modes = {Mode::kTrain};

@@ -11,25 +11,28 @@ MODE = "train"
 BATCH_SIZE = 4
 SPEAKERS = 2
 # At the reference's lr 1e-4 a step moves a weight by ~1e-5 of the largest,
-# below what a 1e-4 relative comparison can see. lr 0.1 makes the first two
-# steps (the SGD-with-momentum branch) visible. After them the loss is so
-# sensitive to the weights that five more steps at 0.1 turn rounding-level
-# differences (another CPU's vector width) into 1e-3..1e-2 of the weights;
-# at 0.01 for steps 3-7 the same differences stay below 6e-7 while the two
-# rectified steps still move the recorded weights by 1e-3 and 8e-3.
+# below what a 1e-4 relative comparison can see; lr 0.1 makes the first two
+# steps (RAdam's SGD-with-momentum branch, N_sma < 5) visible. Later steps are
+# not recorded. Steps 3-5 at a rate that keeps them well conditioned (0.01)
+# move the recorded weights by only 6e-6 of themselves, invisible at 1e-4.
+# From step 6 RAdam's rectified adaptive branch divides by sqrt(v) of the
+# few gradients seen so far and turns a 1e-7 relative change of the weights
+# into 6e-6 by step 7 (x70 in two steps, measured by perturbing this run):
+# the 1e-5 gradient differences between two machines' CPU kernels grew to
+# 3e-4 there, and this very script gave step-7 weights 1e-4 apart on two
+# machines. torch.optim's RAdam checks that branch on well-conditioned
+# gradients instead (tests/golden/optimizers.golden).
 GOLDEN_LR = 0.1
-GOLDEN_LR_AFTER_2_STEPS = 0.01
 DTYPE = "float32"
 NOTES = [
     "inputs: the reference's rand(B, 50, 40) replaced by a filled tensor in [0, 1)",
     f"batch {BATCH_SIZE} as {SPEAKERS} speakers x 2 utterances (the reference's config "
     "num_speakers_in_batch set to 2 instead of 64, to keep the check cheap)",
     "eval_output: Model.eval(); output, loss, grad:*: the first train() call",
-    f"RAdam lr raised from 1e-4 to {GOLDEN_LR} for steps 1-2 and {GOLDEN_LR_AFTER_2_STEPS} "
-    "for steps 3-7, for this check only, so its updates show at 1e-4",
+    f"RAdam lr raised from 1e-4 to {GOLDEN_LR} for this check only, so its updates show at 1e-4",
     "after_2_steps:*: RAdam below its N_sma >= 5 threshold (SGD-with-momentum branch)",
-    "after_7_steps:*: steps 6 and 7 take the rectified adaptive branch (lr "
-    f"{GOLDEN_LR_AFTER_2_STEPS} keeps the check well conditioned across CPUs)",
+    "RAdam's adaptive branch (step 6 on) is not recorded: it amplifies rounding 70x in two "
+    "steps, beyond 1e-4 between two machines; tests/golden/optimizers.golden checks it",
     "no randomness to turn off (no dropout in the speaker encoder)",
 ]
 
@@ -54,10 +57,5 @@ def compute(root):
     recorder.close()
     results.update(recorder.results)
     reference.record_edges(net, "after_2_steps:", results)
-    for group in tts.optimizer.param_groups:
-        group["lr"] = GOLDEN_LR_AFTER_2_STEPS
-    for _ in range(5):
-        model.train()
-    reference.record_edges(net, "after_7_steps:", results)
     assert torch.isfinite(results["loss"]).all()
     return results
