@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # exact_filters.sh <torchbench> <python>: for one benchmark of every model
-# (its cheapest: Eval, else Train, at the CPU default set's batch), running
-# the program with --benchmark_filter='^<name>$' runs exactly that benchmark
-# and reports it under that name. Then one alternation of exact names, and
-# a negative exact filter, select exactly what they say.
+# (its cheapest: Eval, else Train, at the CPU default set's batch), the
+# filter '^<name>$' selects exactly that benchmark (--benchmark_list_tests
+# goes through the same filter as a run, without building the model). Two
+# cheap instances are then run under an alternation of exact names and must
+# report exactly those names; a negative exact filter drops exactly its name.
+# Running every model here cost 11 minutes of CI on 2 cores and proved
+# nothing the listing does not: the smoke test already steps every model.
 set -euo pipefail
 tb=$1; py=$2
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
@@ -26,15 +29,17 @@ PY
 }
 count=0
 while read -r name; do
-  "$tb" "${run[@]}" --benchmark_filter="^$name\$" --benchmark_format=json \
-        > "$work/one.json" 2>"$work/one.err" \
+  "$tb" "${base[@]}" --benchmark_list_tests --benchmark_filter="^$name\$" \
+        > "$work/one.txt" 2>"$work/one.err" \
     || { cat "$work/one.err"; echo "exact_filters: ^$name\$ failed"; exit 1; }
-  check "$work/one.json" "$name"
-  echo "ok ^$name\$"
+  [ "$(cat "$work/one.txt")" = "$name" ] \
+    || { echo "exact_filters: ^$name\$ selected:"; cat "$work/one.txt"; exit 1; }
   count=$((count + 1))
 done <<< "$picked"
-# An alternation of exact names, and a negative exact filter (listing only).
-two=$(printf '%s\n' "$picked" | head -2)
+# An alternation of the exact names of the two cheapest models (any two when
+# those are gone), run; and a negative exact filter (listing only).
+two=$(printf '%s\n' "$picked" | grep -E '^(pyhpc_equation_of_state|soft_actor_critic)/' | head -2)
+[ "$(printf '%s\n' "$two" | grep -c .)" -eq 2 ] || two=$(printf '%s\n' "$picked" | head -2)
 first=$(printf '%s\n' "$two" | head -1)
 "$tb" "${run[@]}" --benchmark_filter="^$(printf '%s\n' "$two" | paste -sd'|' | sed 's/|/$|^/g')\$" \
       --benchmark_format=json > "$work/two.json" 2>/dev/null
