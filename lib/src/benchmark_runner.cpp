@@ -113,6 +113,10 @@ void RunInstance(benchmark::State& state, const RegisteredModel* entry,
         state.SkipWithError(kInterruptedMessage);
         return;
       }
+      // Freed before the next step, outside the timed region: kept alive, the
+      // previous output counted in every step's peak but the first, so
+      // peak_mem depended on how many iterations a repetition ran.
+      last = torch::Tensor();
       timer.Start();
       last = instance->Step();
       const StepTime t = timer.Stop();
