@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -43,6 +44,35 @@ std::unique_ptr<benchmark::BenchmarkReporter> Create(const std::string& format,
       static_cast<benchmark::ConsoleReporter::OutputOptions>(options));
 }
 
+// Google Benchmark's cv of a counter that is 0 in every repetition (e.g.
+// optimizer_ops in Eval) is 0/0, written as a bare NaN that strict JSON
+// parsers reject. With a mean and a standard deviation of 0 the variation is
+// 0; any other NaN is left as it is.
+void ZeroTheCvOfAllZeroCounters(
+    std::vector<benchmark::BenchmarkReporter::Run>* runs) {
+  using Run = benchmark::BenchmarkReporter::Run;
+  auto is_zero = [&](const Run& cv, const std::string& counter,
+                     const char* aggregate) {
+    for (const Run& r : *runs) {
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name == aggregate &&
+          r.run_name.str() == cv.run_name.str()) {
+        auto it = r.counters.find(counter);
+        return it != r.counters.end() && it->second.value == 0;
+      }
+    }
+    return false;
+  };
+  for (Run& cv : *runs) {
+    if (cv.run_type != Run::RT_Aggregate || cv.aggregate_name != "cv") continue;
+    for (auto& [name, counter] : cv.counters) {
+      if (std::isnan(counter.value) && is_zero(cv, name, "mean") &&
+          is_zero(cv, name, "stddev")) {
+        counter.value = 0;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 ExactNameReporter::ExactNameReporter(
@@ -69,6 +99,7 @@ void ExactNameReporter::ReportRuns(const std::vector<Run>& runs) {
       run.run_name.time_type.clear();
     }
   }
+  ZeroTheCvOfAllZeroCounters(&renamed);
   inner_->ReportRuns(renamed);
 }
 

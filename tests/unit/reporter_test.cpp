@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
 
 namespace torchbench {
@@ -48,6 +49,37 @@ TEST(ExactNameReporterTest, LeavesOtherBenchmarksNamesAlone) {
   EXPECT_NE(out.str().find("\"name\": \"BM_UsersOwn/manual_time\","),
             std::string::npos)
       << out.str();
+}
+
+TEST(ExactNameReporterTest, CvOfAnAllZeroCounterIsZeroNotNan) {
+  std::ostringstream out;
+  ExactNameReporter reporter(std::make_unique<benchmark::JSONReporter>());
+  reporter.SetOutputStream(&out);
+  reporter.SetErrorStream(&out);
+  using Run = benchmark::BenchmarkReporter::Run;
+  Run mean;
+  mean.run_name.function_name = "alexnet/Eval/batch_size:1";
+  mean.run_type = Run::RT_Aggregate;
+  mean.iterations = 3;
+  mean.aggregate_name = "mean";
+  mean.counters["optimizer_ops"] = benchmark::Counter(0);
+  mean.counters["aten_ops"] = benchmark::Counter(0);
+  Run stddev = mean;
+  stddev.aggregate_name = "stddev";
+  stddev.counters["aten_ops"] = benchmark::Counter(1);
+  Run cv = mean;
+  cv.aggregate_name = "cv";
+  cv.counters["optimizer_ops"] = benchmark::Counter(std::nan(""));
+  // Not all zero (stddev 1): stays NaN, the statistic is undefined.
+  cv.counters["aten_ops"] = benchmark::Counter(std::nan(""));
+  reporter.ReportRuns({mean, stddev, cv});
+  reporter.Finalize();
+  const std::string json = out.str();
+  const size_t at = json.find("\"aggregate_name\": \"cv\"");
+  ASSERT_NE(at, std::string::npos) << json;
+  const std::string cv_row = json.substr(at);
+  EXPECT_NE(cv_row.find("\"optimizer_ops\": 0.0"), std::string::npos) << json;
+  EXPECT_NE(cv_row.find("\"aten_ops\": NaN"), std::string::npos) << json;
 }
 
 TEST(MakeReportersTest, FileReporterOnlyWithBenchmarkOut) {
