@@ -12,6 +12,15 @@ thread_local OpCounter* active_counter = nullptr;
 
 constexpr char kOptimizerStep[] = "Optimizer.step#";
 
+// The autograd engine wraps each node it evaluates in a FUNCTION-scope
+// record; the operators inside are what the backward dispatches.
+constexpr char kEvaluateFunction[] = "autograd::engine::evaluate_function: ";
+
+bool IsEngineWrapper(const at::RecordFunction& fn) {
+  return std::strncmp(fn.name(), kEvaluateFunction,
+                      sizeof(kEvaluateFunction) - 1) == 0;
+}
+
 bool IsOptimizerStep(const at::RecordFunction& fn) {
   return fn.scope() == at::RecordScope::USER_SCOPE &&
          std::strncmp(fn.name(), kOptimizerStep, sizeof(kOptimizerStep) - 1) ==
@@ -27,7 +36,8 @@ struct OpCounterCallbacks {
     if (c == nullptr) return nullptr;
     if (IsOptimizerStep(fn)) {
       ++c->optimizer_scopes_;
-    } else if (fn.scope() == at::RecordScope::FUNCTION) {
+    } else if (fn.scope() == at::RecordScope::FUNCTION &&
+               !IsEngineWrapper(fn)) {
       ++c->all_;
       if (c->depth_ == 0) {
         ++c->top_level_;
@@ -43,7 +53,8 @@ struct OpCounterCallbacks {
     if (c == nullptr) return;
     if (IsOptimizerStep(fn)) {
       --c->optimizer_scopes_;
-    } else if (fn.scope() == at::RecordScope::FUNCTION && c->depth_ > 0) {
+    } else if (fn.scope() == at::RecordScope::FUNCTION &&
+               !IsEngineWrapper(fn) && c->depth_ > 0) {
       --c->depth_;
     }
   }

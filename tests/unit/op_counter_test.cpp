@@ -31,6 +31,18 @@ TEST(OpCounterTest, CountsOpsInsideOptimizerScopes) {
   EXPECT_EQ(ops.optimizer_ops(), 1);
 }
 
+TEST(OpCounterTest, BackwardNodeOpsAreTopLevel) {
+  const torch::Tensor w = torch::ones({3}, torch::requires_grad());
+  const torch::Tensor loss = (w * 2).sum();
+  OpCounter ops;
+  loss.backward();
+  // SumBackward0 expands, MulBackward0 multiplies, AccumulateGrad hands the
+  // gradient over (or adds): each a top-level op, no engine wrapper counted.
+  EXPECT_GE(ops.top_level_ops(), 2);
+  EXPECT_LE(ops.top_level_ops(), 5);
+  EXPECT_EQ(ops.optimizer_ops(), 0);
+}
+
 TEST(OpCounterTest, StopsCountingWhenDestroyed) {
   int64_t counted = 0;
   {

@@ -4,7 +4,12 @@
 // is alive, through LibTorch's RecordFunction callbacks (what the profiler
 // observes, without recording a trace). "Top-level" operators are the ones
 // the caller issued; the ones they call internally (a CPU _foreach_ op's
-// per-tensor loop, a composite op's parts) count only in all_ops().
+// per-tensor loop, a composite op's parts) count only in all_ops(). The
+// autograd engine's per-node wrapper ("autograd::engine::evaluate_function:
+// ...") is not an operator: the operators a backward node dispatches are
+// top-level. Backward operators are counted on the CPU; on a GPU the engine
+// runs them on its device threads, which this thread-local counter does not
+// see (the profiling pass, profile.h, sees every thread).
 // Operators issued inside an "Optimizer.step#..." user scope (optim.h)
 // count as optimizer operators too.
 //
