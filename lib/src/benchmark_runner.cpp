@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <regex>
 #include <set>
@@ -25,6 +26,7 @@
 #include "torchbench/journal.h"
 #include "torchbench/memory.h"
 #include "torchbench/op_counter.h"
+#include "torchbench/profile.h"
 #include "torchbench/reporter.h"
 
 namespace torchbench {
@@ -70,8 +72,18 @@ std::string Label(const Instance& instance) {
   return label;
 }
 
+// The profile of each instance, taken once: Google Benchmark calls an
+// instance's function several times (iteration probes, repetitions), and
+// every call reports the same per-step counters.
+std::map<std::string, std::map<std::string, double>>& Profiles() {
+  static auto* profiles =
+      new std::map<std::string, std::map<std::string, double>>();
+  return *profiles;
+}
+
 void RunInstance(benchmark::State& state, const RegisteredModel* entry,
-                 ModelConfig config, int warmup_steps, bool count_ops) {
+                 ModelConfig config, int warmup_steps, bool count_ops,
+                 const ProfileOptions* profile) {
   if (Interrupted()) {
     // Not an error of the model: dropped from the results and the journal.
     LiveInstance().Release();
@@ -133,6 +145,26 @@ void RunInstance(benchmark::State& state, const RegisteredModel* entry,
   }
   last = torch::Tensor();
 
+  // After the timed loop, never inside it.
+  const std::map<std::string, double>* profile_counters = nullptr;
+  if (profile != nullptr) {
+    const std::string name =
+        InstanceName(entry->spec.name, config.mode, config.batch_size);
+    auto it = Profiles().find(name);
+    if (it == Profiles().end()) {
+      try {
+        it = Profiles()
+                 .emplace(name,
+                          ProfileInstance(*instance, name, *profile).counters)
+                 .first;
+      } catch (const std::exception& e) {
+        Fail(state, absl::StrCat("profiling failed: ", Describe(e)));
+        return;
+      }
+    }
+    profile_counters = &it->second;
+  }
+
   const auto iterations = static_cast<double>(state.iterations());
   if (iterations == 0) return;
   const double samples = iterations * static_cast<double>(config.batch_size);
@@ -163,6 +195,11 @@ void RunInstance(benchmark::State& state, const RegisteredModel* entry,
         benchmark::Counter(static_cast<double>(aten_ops));
     state.counters["optimizer_ops"] =
         benchmark::Counter(static_cast<double>(optimizer_ops));
+  }
+  if (profile_counters != nullptr) {
+    for (const auto& [key, value] : *profile_counters) {
+      state.counters[key] = benchmark::Counter(value);
+    }
   }
   state.SetLabel(Label(*instance));
 }
@@ -251,13 +288,20 @@ void RegisterInstances(const std::vector<PlannedInstance>& planned,
                        const RunOptions& options) {
   const int warmup = options.warmup_steps;
   const bool count_ops = options.count_ops;
+  std::shared_ptr<const ProfileOptions> profile;
+  if (options.profile_steps > 0) {
+    auto p = std::make_shared<ProfileOptions>();
+    p->steps = options.profile_steps;
+    p->trace_dir = options.trace_dir;
+    profile = std::move(p);
+  }
   for (const PlannedInstance& p : planned) {
     const RegisteredModel* entry = p.entry;
     const ModelConfig config = p.config;
     benchmark::RegisterBenchmark(
         p.name.c_str(),
-        [entry, config, warmup, count_ops](benchmark::State& state) {
-          RunInstance(state, entry, config, warmup, count_ops);
+        [entry, config, warmup, count_ops, profile](benchmark::State& state) {
+          RunInstance(state, entry, config, warmup, count_ops, profile.get());
         })
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);

@@ -69,6 +69,8 @@ std::vector<std::pair<std::string, std::string>> RunContext(
                   absl::StrCat(at::get_num_interop_threads()));
   kv.emplace_back("seed", absl::StrCat(flags.seed));
   kv.emplace_back("warmup_steps", absl::StrCat(flags.warmup_steps));
+  kv.emplace_back("profile_steps",
+                  flags.profile ? absl::StrCat(flags.profile_steps) : "off");
   kv.emplace_back("cpu_memory_counter", Bool(CpuMemoryCounterInstalled()));
   kv.emplace_back("timer", device.is_cpu() ? "steady_clock" : "device_events");
   return kv;

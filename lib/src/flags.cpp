@@ -94,6 +94,23 @@ absl::StatusOr<HarnessFlags> ParseHarnessFlags(int* argc, char** argv) {
       auto b = ParseBool(name, value);
       if (!b.ok()) return b.status();
       flags.count_ops = *b;
+    } else if (name == "torchbench_profile") {
+      auto b = ParseBool(name, value);
+      if (!b.ok()) return b.status();
+      flags.profile = *b;
+    } else if (name == "torchbench_profile_steps") {
+      if (auto s = need_value(); !s.ok()) return s;
+      int steps = 0;
+      if (!absl::SimpleAtoi(*value, &steps) || steps <= 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--torchbench_profile_steps=", *value,
+                         ": expected a positive number of steps"));
+      }
+      flags.profile_steps = steps;
+    } else if (name == "torchbench_trace_dir") {
+      if (auto s = need_value(); !s.ok()) return s;
+      flags.trace_dir = *value;
+      flags.profile = true;
     } else if (name == "torchbench_channels_last") {
       auto b = ParseBool(name, value);
       if (!b.ok()) return b.status();
@@ -191,6 +208,16 @@ std::string HarnessFlagsHelp() {
                                      CUDA, single elsewhere, as PyTorch picks)
   --torchbench_count_ops             count ATen ops in one extra untimed step
                                      (counters aten_ops, optimizer_ops)
+  --torchbench_profile               after each instance's timed loop, profile more
+                                     steps with Kineto: aten_ops_per_step,
+                                     would_sync_per_step and, on a GPU, busy, active,
+                                     memcpy and idle shares (idle split host-wait /
+                                     kernel-wait / other), kernels_per_step,
+                                     syncs_per_step, memcpy_per_step
+  --torchbench_profile_steps=K       steps in that pass (default 5)
+  --torchbench_trace_dir=DIR         also save each instance's Chrome trace (Perfetto,
+                                     Holistic Trace Analysis) and top-k op tables
+                                     in DIR (implies --torchbench_profile)
   --torchbench_channels_last         channels-last memory format for vision models
   --torchbench_warmup_steps=N        untimed steps before timing each instance (default 3)
   --torchbench_seed=N                seed for weights and inputs (default 1337)

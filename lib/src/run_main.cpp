@@ -356,6 +356,8 @@ int RunMain(int argc, char** argv, bool caller_benchmarks) {
   options.precision = flags->precision;
   options.optimizer = flags->optimizer;
   options.count_ops = flags->count_ops;
+  options.profile_steps = flags->profile ? flags->profile_steps : 0;
+  options.trace_dir = flags->trace_dir;
   options.channels_last = flags->channels_last;
   options.warmup_steps = flags->warmup_steps;
   options.seed = flags->seed;
@@ -366,6 +368,19 @@ int RunMain(int argc, char** argv, bool caller_benchmarks) {
       PlanInstances(Registry::Global(), options, &notes);
   const bool selected_any = !planned.empty();
   ContextPairs context = RunContext(device, *flags);
+  // Each selected model's domain, for reports grouping results by domain;
+  // taken before sharding so every shard (and a merge of them) names all.
+  {
+    std::map<std::string, std::string> domains;
+    for (const auto& p : planned) {
+      domains[p.entry->spec.name] = p.entry->spec.domain;
+    }
+    std::vector<std::string> pairs;
+    for (const auto& [model, domain] : domains) {
+      pairs.push_back(absl::StrCat(model, ":", domain));
+    }
+    context.emplace_back("torchbench_model_domains", absl::StrJoin(pairs, ","));
+  }
   // A shard asked for, even 1/1, is named in the context, so `tools/tb merge`
   // can check a one-shard run like any other; children (always 0/1) skip it.
   if (shard && (shard->count > 1 || flags->child_result.empty())) {

@@ -116,6 +116,29 @@ TEST(FlagsTest, IsolationJournalAndShardFlags) {
   }
 }
 
+TEST(FlagsTest, ProfileFlags) {
+  Args args({"tb", "--torchbench_profile", "--torchbench_profile_steps=3"});
+  auto flags = ParseHarnessFlags(&args.argc, args.pointers.data());
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_TRUE(flags->profile);
+  EXPECT_EQ(flags->profile_steps, 3);
+  EXPECT_TRUE(flags->trace_dir.empty());
+  // A trace directory implies the profiling pass.
+  Args traced({"tb", "--torchbench_trace_dir=t"});
+  auto t = ParseHarnessFlags(&traced.argc, traced.pointers.data());
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(t->profile);
+  EXPECT_EQ(t->profile_steps, 5);
+  EXPECT_EQ(t->trace_dir, "t");
+  for (const char* arg :
+       {"--torchbench_profile_steps=0", "--torchbench_profile_steps=x",
+        "--torchbench_trace_dir", "--torchbench_profile=2"}) {
+    Args bad({"tb", arg});
+    auto parsed = ParseHarnessFlags(&bad.argc, bad.pointers.data());
+    EXPECT_FALSE(parsed.ok()) << arg;
+  }
+}
+
 TEST(FlagsTest, DefaultsMatchTorchBench) {
   Args args({"tb"});
   auto flags = ParseHarnessFlags(&args.argc, args.pointers.data());
@@ -124,6 +147,7 @@ TEST(FlagsTest, DefaultsMatchTorchBench) {
   EXPECT_EQ(flags->warmup_steps, 3);
   EXPECT_TRUE(flags->fail_on_error);
   EXPECT_TRUE(flags->batch_sizes.empty());
+  EXPECT_FALSE(flags->profile);
 }
 
 }  // namespace

@@ -27,6 +27,11 @@ struct RunOptions {
   OptimizerPath optimizer = OptimizerPath::kDefault;
   // One extra untimed step per instance under an OpCounter.
   bool count_ops = false;
+  // > 0: after each instance's timed loop, this many steps under the Kineto
+  // profiler (profile.h) add per-step counters.
+  int profile_steps = 0;
+  // With profile_steps: where each instance's trace and tables go ("": none).
+  std::string trace_dir;
   bool channels_last = false;
   int warmup_steps = 3;
   uint64_t seed = 1337;

@@ -29,6 +29,16 @@ struct HarnessFlags {
   // --torchbench_count_ops: one extra untimed step per instance counts the
   // ATen operators it dispatches (counters aten_ops, optimizer_ops).
   bool count_ops = false;
+  // --torchbench_profile: after each instance's timed loop, profile_steps
+  // more steps under the Kineto profiler add per-step counters
+  // (aten_ops_per_step, would_sync_per_step; gpu_*_pct, kernels_per_step,
+  // syncs_per_step, ... on a GPU). --torchbench_trace_dir implies it.
+  bool profile = false;
+  // --torchbench_profile_steps=K (default 5).
+  int profile_steps = 5;
+  // --torchbench_trace_dir=DIR: each instance's Chrome trace and profile
+  // tables.
+  std::string trace_dir;
   // --torchbench_channels_last.
   bool channels_last = false;
   // --torchbench_warmup_steps=N untimed steps after building an instance

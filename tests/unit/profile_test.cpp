@@ -1,0 +1,124 @@
+#include "torchbench/profile.h"
+
+#include <ATen/record_function.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "json.h"
+#include "torchbench/op_counter.h"
+#include "torchbench/registry.h"
+
+namespace torchbench {
+namespace {
+
+// A train step with a forward, a backward, an optimizer scope and one
+// item() (a host-device sync on a GPU).
+class TinyTrain final : public Model {
+ public:
+  explicit TinyTrain(const ModelConfig& config)
+      : linear_(4, 2), x_(torch::ones({config.batch_size, 4})) {}
+  torch::Tensor Step() override {
+    torch::Tensor loss = linear_->forward(x_).relu().sum();
+    loss.backward();
+    {
+      RECORD_USER_SCOPE("Optimizer.step#Tiny.step");
+      torch::NoGradGuard no_grad;
+      for (auto& p : linear_->parameters()) {
+        p.sub_(p.grad() * 0.01);
+        p.grad().zero_();
+      }
+    }
+    if (loss.item<float>() < -1) loss = loss * 2;
+    return loss.detach();
+  }
+  torch::nn::Module& module() override { return *linear_; }
+
+ private:
+  torch::nn::Linear linear_;
+  torch::Tensor x_;
+};
+
+std::string ReadFile(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(ProfileTest, SafeFileName) {
+  EXPECT_EQ(SafeFileName("resnet18/Train/batch_size:1"),
+            "resnet18_Train_batch_size_1");
+  EXPECT_EQ(SafeFileName("a.b-c_d"), "a.b-c_d");
+}
+
+TEST(ProfileTest, CpuCountersTraceAndTables) {
+  Registry registry;
+  ModelSpec spec;
+  spec.name = "tiny";
+  spec.domain = "test";
+  spec.train_batch_size = 2;
+  spec.eval_batch_size = 2;
+  ASSERT_TRUE(registry.Add(spec, MakeModel<TinyTrain>(), "f", 1).ok());
+  ModelConfig config;
+  config.mode = Mode::kTrain;
+  config.batch_size = 2;
+  Instance instance(*registry.Find("tiny"), config);
+  instance.Step();
+
+  int64_t counted = 0;
+  {
+    OpCounter ops;
+    instance.Step();
+    counted = ops.top_level_ops();
+  }
+
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tb_profile_test_" + std::to_string(::getpid()));
+  ProfileOptions options;
+  options.steps = 2;
+  options.trace_dir = dir.string();
+  const InstanceProfile p =
+      ProfileInstance(instance, "tiny/Train/batch_size:2", options);
+
+  EXPECT_EQ(p.summary.steps, 2);
+  EXPECT_EQ(p.counters.at("profile_steps"), 2);
+  // The profiler sees the operators OpCounter counts.
+  EXPECT_EQ(p.counters.at("aten_ops_per_step"), static_cast<double>(counted));
+  EXPECT_EQ(p.counters.at("would_sync_per_step"), 1);  // item()
+  EXPECT_GT(p.summary.forward.ops, 0);
+  EXPECT_GT(p.summary.backward.ops, 0);
+  // mul, sub_, zero_ per parameter, per step.
+  EXPECT_EQ(p.summary.optimizer.ops, 6 * options.steps);
+  // No GPU: its counters are absent, not zero.
+  EXPECT_EQ(p.counters.count("gpu_idle_pct"), 0u);
+  EXPECT_EQ(p.counters.count("kernels_per_step"), 0u);
+
+  const std::string base = (dir / "tiny_Train_batch_size_2").string();
+  auto trace = json::Parse(ReadFile(base + ".pt.trace.json"));
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  const json::Json* events = trace->Find("traceEvents");
+  ASSERT_NE(events, nullptr);
+  int steps = 0;
+  for (const json::Json& e : events->array) {
+    if (e.StringOr("name", "").rfind("ProfilerStep#", 0) == 0) ++steps;
+  }
+  EXPECT_EQ(steps, 3);  // K analyzed + the one HTA drops
+  auto profile = json::Parse(ReadFile(base + ".profile.json"));
+  ASSERT_TRUE(profile.ok()) << profile.status().message();
+  EXPECT_EQ(profile->NumberOr("steps", 0), 2);
+  ASSERT_NE(profile->Find("top_ops_host"), nullptr);
+  EXPECT_FALSE(profile->Find("top_ops_host")->array.empty());
+  const std::string table = ReadFile(base + ".profile.txt");
+  EXPECT_NE(table.find("top ops by self host time"), std::string::npos);
+  EXPECT_NE(table.find("optimizer"), std::string::npos);
+  if (!std::getenv("TB_KEEP")) std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace torchbench
