@@ -262,10 +262,11 @@ InstanceProfile ProfileInstance(Instance& instance, const std::string& name,
   const bool gpu = device.is_cuda();
   std::set<pi::ActivityType> activities{pi::ActivityType::CPU};
   if (gpu) activities.insert(pi::ActivityType::CUDA);
-  // Without a GPU, Kineto's device probing logs an ERROR line per pass
-  // ("gpuGetDeviceCount failed") that is not an error of the run; a user's
-  // own KINETO_LOG_LEVEL wins.
-  if (!gpu) ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
+  // Without a GPU, Kineto logs an ERROR line per pass from probing for one
+  // ("gpuGetDeviceCount failed") and two USDT trace-point lines, none of
+  // them about the run; level 6 is above both. A user's own
+  // KINETO_LOG_LEVEL wins.
+  if (!gpu) ::setenv("KINETO_LOG_LEVEL", "6", /*overwrite=*/0);
   const pi::ProfilerConfig config(pi::ProfilerState::KINETO);
   ap::prepareProfiler(config, activities);
   ap::enableProfiler(config, activities);
