@@ -107,6 +107,7 @@ absl::StatusOr<HarnessFlags> ParseHarnessFlags(int* argc, char** argv) {
                          ": expected a positive number of steps"));
       }
       flags.profile_steps = steps;
+      flags.profile = true;
     } else if (name == "torchbench_trace_dir") {
       if (auto s = need_value(); !s.ok()) return s;
       flags.trace_dir = *value;
@@ -214,7 +215,8 @@ std::string HarnessFlagsHelp() {
                                      memcpy and idle shares (idle split host-wait /
                                      kernel-wait / other), kernels_per_step,
                                      syncs_per_step, memcpy_per_step
-  --torchbench_profile_steps=K       steps in that pass (default 5)
+  --torchbench_profile_steps=K       steps in that pass (default 5; implies
+                                     --torchbench_profile)
   --torchbench_trace_dir=DIR         also save each instance's Chrome trace (Perfetto,
                                      Holistic Trace Analysis) and top-k op tables
                                      in DIR (implies --torchbench_profile)

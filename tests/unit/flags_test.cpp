@@ -130,6 +130,10 @@ TEST(FlagsTest, ProfileFlags) {
   EXPECT_TRUE(t->profile);
   EXPECT_EQ(t->profile_steps, 5);
   EXPECT_EQ(t->trace_dir, "t");
+  Args steps({"tb", "--torchbench_profile_steps=2"});
+  auto k = ParseHarnessFlags(&steps.argc, steps.pointers.data());
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_TRUE(k->profile);
   for (const char* arg :
        {"--torchbench_profile_steps=0", "--torchbench_profile_steps=x",
         "--torchbench_trace_dir", "--torchbench_profile=2"}) {

@@ -34,7 +34,7 @@ struct HarnessFlags {
   // (aten_ops_per_step, would_sync_per_step; gpu_*_pct, kernels_per_step,
   // syncs_per_step, ... on a GPU). --torchbench_trace_dir implies it.
   bool profile = false;
-  // --torchbench_profile_steps=K (default 5).
+  // --torchbench_profile_steps=K (default 5); implies profile.
   int profile_steps = 5;
   // --torchbench_trace_dir=DIR: each instance's Chrome trace and profile
   // tables.
