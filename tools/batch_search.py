@@ -205,16 +205,20 @@ def list_batch(start):
     return max(LIST_PROBE_BATCH, 2 * start + 1)
 
 
+def run_listing(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, env=child_env(), timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise UsageError(f"cannot list the benchmarks of {cmd[0]}: {e}") from e
+
+
 def list_instances(program, device, start, extra_flags):
     """{model: {mode: [batch, ...]}} in the program's order, for the start
     batch and list_batch(start)."""
     cmd = [program, f"--torchbench_device={device}",
            f"--torchbench_batch_sizes={start},{list_batch(start)}", "--benchmark_list_tests",
            *extra_flags]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=child_env(), timeout=300)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise UsageError(f"cannot list the program's benchmarks ({program}): {e}") from e
+    p = run_listing(cmd)
     if p.returncode != 0:
         raise UsageError(f"{program} refused the listing (exit {p.returncode}): "
                          f"{last_line(p.stderr) or 'no message'}")
@@ -237,8 +241,7 @@ def plan(batches, start):
 
 
 def usable_device(program):
-    p = subprocess.run([program, "--torchbench_device=cuda", "--benchmark_list_tests"],
-                       capture_output=True, text=True, env=child_env(), timeout=300)
+    p = run_listing([program, "--torchbench_device=cuda", "--benchmark_list_tests"])
     return "cuda" if p.returncode == 0 else "cpu"
 
 
@@ -315,7 +318,8 @@ class Prober:
             stderr_text = stderr.read()
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.valid_signals() else -code
-            return new_probe(batch, "crashed", message=f"killed by {name}: "
+            hint = " (the kernel's out-of-memory killer?)" if code == -signal.SIGKILL else ""
+            return new_probe(batch, "crashed", message=f"killed by {name}{hint}: "
                              f"{last_line(stderr_text) or 'no message'}")
         result, context = read_result(out, batch)
         if context and self.context is None:
