@@ -123,8 +123,7 @@ def summary(title, analyses, search_files, domain_of, warnings):
             fact("commit", run.ctx("torchbench_git_commit")),
             fact("LibTorch", run.ctx("libtorch_version")),
             fact("date", run.ctx("date")),
-            fact("instances", len(run.instances)),
-            fact("errored", len(run.errored), alert=bool(run.errored)),
+            *instance_facts([r for r, _, _ in analyses]),
             fact("flags", n_flags, alert=False)]) + "</div>")
     if len(analyses) == 2:
         out.append(context_table([r for r, _, _ in analyses]))
@@ -135,6 +134,15 @@ def summary(title, analyses, search_files, domain_of, warnings):
     out.append(glance(analyses, search_files, domain_of, warnings))
     out.append("</header>")
     return "".join(out)
+
+
+def instance_facts(runs):
+    if len(runs) == 1:
+        return [fact("instances", len(runs[0].instances)),
+                fact("errored", len(runs[0].errored), alert=bool(runs[0].errored))]
+    errored = [len(r.errored) for r in runs]
+    return [fact("instances A / B", " / ".join(str(len(r.instances)) for r in runs)),
+            fact("errored A / B", " / ".join(map(str, errored)), alert=any(errored))]
 
 
 def context_table(runs):
@@ -392,13 +400,14 @@ def comparison(a, b):
     data = compare_rows(a, b)
     for r in data:
         cells = [f"<td>{e(r['name'])}</td>"]
-        status = None
-        for side in ("a", "b"):
-            inst = r[side]
-            if inst is None:
-                status = f"only in {'B' if side == 'a' else 'A'}"
-            elif not inst.ok:
-                status = f"errored in {side.upper()}: {inst.error}"
+        ia, ib = r["a"], r["b"]
+        if ia is None or ib is None:
+            status = f"only in {'B' if ia is None else 'A'}"
+        else:
+            errors = [(side, i.error) for side, i in (("A", ia), ("B", ib)) if not i.ok]
+            if len(errors) == 2 and errors[0][1] == errors[1][1]:
+                errors = [("A and B", errors[0][1])]
+            status = "; ".join(f"errored in {side}: {msg}" for side, msg in errors)
         for key, _, _, fmt, direction in METRICS:
             va, vb = r[key + "_ab"]
             q = r[key]
