@@ -99,7 +99,7 @@ def table(headers, rows, num=(), cls="", cols=None):
 
 def badge(rule, text=None, mode=None):
     name, why = RULES[rule]
-    suffix = f" ({mode})" if mode in ("Train", "Eval") else ""
+    suffix = f" ({mode})" if mode in ("Train", "Eval") and rule != "eval_sync" else ""
     return f'<span class="flag" title="{e(text or why)}">{e(name + suffix)}</span>'
 
 
@@ -198,7 +198,7 @@ def glance(analyses, search_files, domain_of, warnings):
 # --- 1. results by domain --------------------------------------------------
 
 # Fixed widths: the domains' tables line up one under the other.
-DOMAIN_COLS = [230, 56, 90, 120, 110, 150, 80, 120, 130]
+DOMAIN_COLS = [230, 60, 80, 130, 110, 160, 90, 120, 140]
 
 
 def domain_tables(run, domain_of):
@@ -304,6 +304,8 @@ def train_eval(run, pairs, flags, domain_of, profiles):
 def profile_table(pairs):
     rows = []
     for p in pairs:
+        if not p.train_only_ops and not p.phases:
+            continue
         ops = "; ".join(f"{n} ({fcount(c)} calls, {fnum((us or 0) / 1e3)} ms)"
                         for n, c, us in p.train_only_ops) or "—"
         total = sum(p.phases.values())
@@ -311,6 +313,9 @@ def profile_table(pairs):
             if total > 0 else "—"
         rows.append(f"<tr><td>{e(p.model)}</td><td class=\"wrap\">{e(ops)}</td>"
                     f"<td>{e(phases)}</td></tr>")
+    if not rows:
+        return ("<h3>Host ops only in Train (profiles)</h3><p><i>No profile file of these "
+                "instances was found (or none had top_ops_host).</i></p>")
     return ("<h3>Host ops only in Train (profiles)</h3><p>The top 3 ops by self host time "
             "in the Train profile that the Eval profile does not list, and the Train step's "
             "host time by phase.</p>"
@@ -325,7 +330,7 @@ def batch_searches(search_files):
     for sf in search_files:
         ctx, st = sf.context, sf.settings
         settings = ", ".join(f"{k} {v}" for k, v in st.items()
-                             if isinstance(v, (int, float, str)))
+                             if isinstance(v, (int, float, str)) and k not in ("device", "torchbench"))
         out.append(f"<h3><code>{e(os.path.basename(sf.path))}</code></h3><p>device "
                    f"{e(ctx.get('device_name') or '—')} ({e(ctx.get('torchbench_device') or '—')}"
                    f"), precision {e(ctx.get('precision') or '—')}"
@@ -356,7 +361,7 @@ def batch_searches(search_files):
                         + td(str(len(s.probes))) + f'<td class="wrap">{e(fail_text)}</td></tr>')
         out.append(table(["model", "mode", "knee batch", "peak batch", "peak samples/s",
                           "largest ok", "OOM edge", "stopped by", "probes", "failed probes"],
-                         rows, num=range(2, 9)))
+                         rows, num=(2, 3, 4, 5, 6, 8)))
         rows = []
         for device, models in sf.suggested.items():
             for model, sizes in (models.items() if isinstance(models, dict) else []):

@@ -74,18 +74,29 @@ def ratio_bars(items, low=2.0, high=4.0, typical=3.0):
         values = [r for _, r in items][::-1]
         colors = [BLUE if low <= r <= high else ORANGE for r in values]
         y = range(len(values))
-        ax.barh(y, values, color=colors, height=0.65)
-        top = max(max(values) * 1.15, high * 1.25)
+        # A log axis when one model's ratio would squash the others' bars.
+        log = max(values) > 12 or min(values) < 0.5
+        base = min(0.5, min(values) / 1.5) if log else 0.0
+        ax.barh(y, [v - base for v in values], left=base, color=colors, height=0.65)
+        top = max(max(values) * (1.6 if log else 1.15), high * 1.25)
+        if log:
+            ax.set_xscale("log")
+            ticks = [t for t in (0.25, 0.5, 1, 2, 3, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+                     if base <= t <= top]
+            ax.xaxis.set_major_locator(FixedLocator(ticks))
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.axvspan(low, high, color="#3b6ea8", alpha=0.07, lw=0)
         ax.axvline(typical, color="#555555", lw=0.8, ls="--")
         ax.text(typical, len(values) - 0.35, " typical ~3×", fontsize=8, color="#555555",
                 va="bottom")
         for yi, v in zip(y, values):
-            ax.text(v + top * 0.01, yi, f"{v:.2f}×", va="center", fontsize=8, color="#333333")
+            ax.text(v * 1.04 if log else v + top * 0.01, yi, f"{v:.2f}×", va="center",
+                    fontsize=8, color="#333333")
         ax.set_yticks(list(y), names)
-        ax.set_xlim(0, top)
+        ax.set_xlim(base, top)
         ax.set_ylim(-0.6, len(values) - 0.1 + 0.6)
-        ax.set_xlabel("train step / eval step, per sample (×)")
+        ax.set_xlabel("train step / eval step, per sample (×" + (", log scale)" if log else ")"))
         ax.grid(axis="x")
         ax.set_axisbelow(True)
         return to_svg(fig, "train/eval time ratio per model")
