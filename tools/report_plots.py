@@ -57,6 +57,11 @@ def to_svg(fig, label):
     return text.replace("<svg ", f'<svg role="img" aria-label="{label}" class="plot" ', 1)
 
 
+def _text(s):
+    """Plain text for matplotlib: a $ would start mathtext."""
+    return str(s).replace("$", r"\$")
+
+
 def _fig(width, height):
     # Called inside plt.rc_context(STYLE), which must also hold at savefig.
     return plt.figure(figsize=(width, height))
@@ -70,7 +75,7 @@ def ratio_bars(items, low=2.0, high=4.0, typical=3.0):
     with plt.rc_context(STYLE):
         fig = _fig(6.4, 0.9 + 0.24 * len(items))
         ax = fig.add_subplot()
-        names = [m for m, _ in items][::-1]
+        names = [_text(m) for m, _ in items][::-1]
         values = [r for _, r in items][::-1]
         colors = [BLUE if low <= r <= high else ORANGE for r in values]
         y = range(len(values))
@@ -113,7 +118,7 @@ def gpu_breakdown(items):
     with plt.rc_context(STYLE):
         fig = _fig(7.2, 1.1 + 0.24 * len(items))
         ax = fig.add_subplot()
-        names = [n for n, _ in items][::-1]
+        names = [_text(n) for n, _ in items][::-1]
         left = [0.0] * len(items)
         for key, label, color in parts:
             vals = [c.get(key) or 0.0 for _, c in items][::-1]
@@ -169,7 +174,7 @@ def batch_curve(title, probes, knee=None, peak=None):
                     label="failed" if i == 0 else None)
             ax.annotate(status, (b, top * 0.03), textcoords="offset points", xytext=(0, 7),
                         ha="center", va="bottom", rotation=90, fontsize=7.5, color=RED)
-        ax.set_title(title, loc="left")
+        ax.set_title(_text(title), loc="left")
         ax.set_xlabel("batch size (log2)")
         ax.set_ylabel("samples/s")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10
@@ -190,7 +195,7 @@ def compare_bars(items, band=0.05):
     with plt.rc_context(STYLE):
         fig = _fig(7.2, 0.9 + 0.22 * len(items))
         ax = fig.add_subplot()
-        names = [n for n, _ in items][::-1]
+        names = [_text(n) for n, _ in items][::-1]
         values = [r for _, r in items][::-1]
         colors = [RED if r > 1 + band else GREEN if r < 1 - band else GREY for r in values]
         ax.barh(range(len(values)), [v - 1 for v in values], left=1, color=colors, height=0.65)
