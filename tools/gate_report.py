@@ -9,6 +9,8 @@ import shlex
 
 import numpy as np
 
+from html_page import page
+
 VERDICTS = ["REGRESSION", "IMPROVEMENT", "UNCHANGED", "NOISY", "INSUFFICIENT",
             "MISSING"]
 
@@ -240,15 +242,9 @@ def html_page(result, base_runs, cand_runs, args, warns, argv):
     counter_table = (f"<h2>Counters that changed</h2><table><tr><th>benchmark</th><th>counter</th>"
                      f"<th>base</th><th>cand</th><th>verdict</th></tr>{counters}</table>"
                      if counters else "<p>No counter changed.</p>")
-    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
-            "<title>torchbench-cpp regression gate</title><style>"
-            "body{font:13px system-ui,sans-serif;margin:1.5em}"
-            "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;"
-            "text-align:left;vertical-align:middle;white-space:nowrap}"
-            "th{background:#f4f4f4}h1{font-size:18px}h2{font-size:15px}</style></head><body>"
-            + "".join(items) + f"<table><tr>{ths}</tr>{''.join(rows)}</table>" + counter_table
-            + f"<h2>Reproduce</h2><pre>{html.escape('tools/tb gate ' + shlex.join(argv))}</pre>"
-            + "</body></html>\n")
+    return page("torchbench-cpp regression gate",
+                "".join(items) + f"<table><tr>{ths}</tr>{''.join(rows)}</table>" + counter_table
+                + f"<h2>Reproduce</h2><pre>{html.escape('tools/tb gate ' + shlex.join(argv))}</pre>")
 
 
 def json_doc(result, args, warns, exit_code):

@@ -67,7 +67,11 @@ def main():
     # Distributions the pins pull in count as covered (e.g. filelock by torch).
     covered = set(pinned)
     for name in list(pinned):
-        for requirement in metadata.requires(name) or []:
+        try:
+            requirements = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue  # Reported above as pinned but not installed.
+        for requirement in requirements:
             if "extra ==" not in requirement:
                 covered.add(re.split(r"[ ;<>=!~\[(]", requirement, 1)[0].lower().replace("_", "-"))
     owners = metadata.packages_distributions()

@@ -1,0 +1,337 @@
+"""tools/report.py (tools/tb report) on the fixtures in fixtures/.
+
+- gpu_synthetic.json: a hand-made GPU run (not a measurement) whose numbers
+  fire every flag rule once or more, with repetitions and aggregates for one
+  instance, an errored instance whose message holds HTML, and a detection
+  model that syncs in Eval (exempt);
+- cpu_run.json: a real CPU run of the torchbench program at batch size 1
+  (--torchbench_count_ops --torchbench_profile: would_sync_per_step, no GPU
+  counters), and models.json (--torchbench_list_models=json) for domains;
+- batch_search.json: a hand-made batch-search file (ok, oom, timeout and
+  crashed probes); batch_search_cpu.json: a real one (tools/batch_search.py,
+  CPU, two models);
+- profiles/: per-instance profile files: hand-made ones for the GPU run (one
+  with its keys missing) and the real ones of resnet18 in cpu_run.json
+  (--torchbench_trace_dir).
+
+Each report is checked to parse as HTML with balanced tags, to be
+self-contained (no script, no link, no external URL), and to hold its sections,
+flags and inline SVG plots.
+
+usage: test_report.py   (unittest; runs tools/report.py in this interpreter)
+"""
+import contextlib
+import copy
+import html.parser
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+FIXTURES = os.path.join(HERE, "fixtures")
+GPU = os.path.join(FIXTURES, "gpu_synthetic.json")
+CPU = os.path.join(FIXTURES, "cpu_run.json")
+MODELS = os.path.join(FIXTURES, "models.json")
+SEARCH = os.path.join(FIXTURES, "batch_search.json")
+PROFILES = os.path.join(FIXTURES, "profiles")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import report  # noqa: E402  (tools/report.py)
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+        "track", "wbr"}
+
+
+class Checker(html.parser.HTMLParser):
+    """Balanced tags, one document, and nothing that loads from elsewhere."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack, self.problems, self.tags, self.doctype = [], [], {}, None
+        self.text = []
+
+    def handle_decl(self, decl):
+        self.doctype = decl
+
+    def handle_starttag(self, tag, attrs):
+        self.tags[tag] = self.tags.get(tag, 0) + 1
+        if tag in ("script", "link", "img", "iframe", "object", "embed"):
+            self.problems.append(f"<{tag}> in a self-contained page")
+        for name, value in attrs:
+            value = value or ""
+            if name in ("src", "srcset", "action", "data"):
+                self.problems.append(f"<{tag} {name}={value!r}>")
+            if name.endswith("href") and not value.startswith("#"):
+                self.problems.append(f"<{tag} {name}={value!r}>: not a link within the page")
+            if name == "style" and "url(" in value and "url(#" not in value:
+                self.problems.append(f"<{tag} style={value!r}>")
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in VOID:
+            self.stack.pop()
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.problems.append(f"</{tag}> closes <{self.stack[-1] if self.stack else None}>")
+        else:
+            self.stack.pop()
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+class Report(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    # assertIn and assertNotIn would print the whole page on a failure.
+    def assertInPage(self, needle, haystack):
+        if needle not in haystack:
+            self.fail(f"{needle!r} not in the {len(haystack)} characters: {haystack[:300]!r}...")
+
+    def assertNotInPage(self, needle, haystack):
+        if needle in haystack:
+            i = haystack.index(needle)
+            self.fail(f"{needle!r} found: ...{haystack[max(0, i - 200):i + 200]!r}...")
+
+    def make(self, *args):
+        """Runs report.main in this process; returns (exit code, page, stderr)."""
+        out = os.path.join(self.dir, "report.html")
+        if os.path.exists(out):
+            os.remove(out)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = report.main(list(args) + ["-o", out])
+        doc = None
+        if os.path.exists(out):
+            with open(out, encoding="utf-8") as f:
+                doc = f.read()
+        return code, doc, err.getvalue()
+
+    def check_page(self, doc):
+        self.assertTrue(doc.startswith("<!DOCTYPE html>"))
+        checker = Checker()
+        checker.feed(doc)
+        checker.close()
+        self.assertEqual(checker.doctype, "DOCTYPE html")
+        self.assertEqual(checker.problems, [])
+        self.assertEqual(checker.stack, [])
+        for tag in ("html", "head", "body", "title", "style"):
+            self.assertEqual(checker.tags.get(tag), 1, tag)
+        self.assertNotRegex(doc, r"(src|href)\s*=\s*[\"']?https?:")
+        self.assertInPage("Legend", doc)
+        return checker, " ".join(checker.text)
+
+    def write(self, name, doc):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return path
+
+    def test_one_gpu_run(self):
+        code, doc, err = self.make(GPU)
+        self.assertEqual(code, 0, err)
+        checker, text = self.check_page(doc)
+        for section in ("1. Results by domain", "2. Train against eval", "3. Legend"):
+            self.assertInPage(section, text)
+        # Summary first: device, commit, LibTorch, date, instances, errored.
+        head = doc[:doc.index('id="domains"')]
+        for fact in ("SYNTHETIC GPU", "synthetic0001", "2.14.1", "2026-12-02", ">13<",
+                     "errored"):
+            self.assertInPage(fact, head)
+        # One table per domain, from the context's torchbench_model_domains.
+        for domain in ("vision", "nlp", "speech", "recommendation", "rl", "science"):
+            self.assertInPage(f"<h3>{domain} ", doc)
+        # Each flag rule fires, with its reason; yolov3 (detection) is exempt.
+        for rule in ("train/eval &gt; 4×", "train/eval &lt; 2×", "GPU idle &gt; 30 %",
+                     "sync in Eval", "memcpy &gt; 5 %", "kernels &gt; 3× ops", "launch-bound"):
+            self.assertInPage(rule, doc)
+        for detail in ("train/eval time 5.2× (&gt; 4×; typical ~3×)",
+                       "train/eval time 1.5× (&lt; 2×; typical ~3×)",
+                       "GPU idle 45 % of the step (&gt; 30 %); mostly waiting on the host (38 %)",
+                       "12 syncs per step in Eval (not a detection model)",
+                       "memcpy 8.0 % of the step (&gt; 5 %)",
+                       "400 kernels per step for 100 aten ops (4.0× &gt; 3×)",
+                       "median kernel 4.2 µs (&lt; 10 µs) with GPU idle 45 % (&gt; 20 %)"):
+            self.assertInPage(detail, doc)
+        flags = doc[doc.index("<h3>Flags</h3>"):]
+        self.assertNotInPage("yolov3", flags[:flags.index("</table>")])
+        self.assertNotInPage("resnet50", flags[:flags.index("</table>")])
+        # The median aggregate (90 ms), not the mean of the repetitions (102 ms).
+        row = re.search(r"<td>resnet50</td><td>Train</td>.*?</tr>", doc).group(0)
+        self.assertInPage('title="median of 3 repetitions">90.0<', row)
+        # The errored instance, its message escaped.
+        self.assertInPage("timm_vision_transformer", doc)
+        self.assertInPage("Tried to allocate 2.00 GiB &lt;GPU 0&gt; &amp; &#x27;friends&#x27;", doc)
+        self.assertNotInPage("<GPU 0>", doc)
+        # GPU idle column and plots: breakdown and train/eval ratios.
+        self.assertInPage("45.0 %", doc)
+        self.assertEqual(checker.tags.get("svg"), 2)
+        self.assertInPage('aria-label="train/eval time ratio per model"', doc)
+
+    def test_cpu_run(self):
+        code, doc, err = self.make(CPU, "--profiles", PROFILES)
+        self.assertEqual(code, 0, err)
+        checker, text = self.check_page(doc)
+        self.assertInPage("AMD EPYC (cpu)", doc)
+        # Domains from the run's own context.
+        for domain in ("vision", "nlp", "recommendation", "rl"):
+            self.assertInPage(f"<h3>{domain} ", doc)
+        # No GPU counters: "—" in the GPU idle column, no breakdown plot.
+        row = re.search(r"<tr><td>alexnet</td><td>Eval</td>.*?</tr>", doc).group(0)
+        self.assertInPage("<td class=\"num\">—</td>", row)
+        self.assertNotInPage("Where the GPU step goes", doc)
+        self.assertEqual(checker.tags.get("svg"), 1)  # the train/eval ratios
+        # On CPU would_sync_per_step stands in for syncs: SAC's Eval step.
+        self.assertInPage("30 ops that would sync on a GPU per step in Eval", doc)
+        # Real profiles (tools: --torchbench_trace_dir): the top 3 Train-only ops.
+        row = re.search(r"<tr><td>resnet18</td><td class=\"wrap\">(.*?)</td>", doc).group(1)
+        self.assertEqual(re.findall(r"aten::\w+", row),
+                         ["aten::convolution_backward", "aten::sqrt", "aten::div"])
+        self.assertInPage("optimizer 37%", doc)
+
+    def test_models_json_gives_domains(self):
+        with open(CPU) as f:
+            run = json.load(f)
+        del run["context"]["torchbench_model_domains"]
+        path = self.write("no_domains.json", run)
+        code, doc, err = self.make(path, "--models-json", MODELS)
+        self.assertEqual(code, 0, err)
+        self.check_page(doc)
+        self.assertInPage("<h3>vision ", doc)
+        self.assertNotInPage("<h3>unknown ", doc)
+        # Neither: every model's domain is unknown.
+        code, doc, err = self.make(path)
+        self.assertEqual(code, 0, err)
+        self.assertInPage('<h3>unknown <span class="muted">(10 instances)', doc)
+        self.assertNotInPage("<h3>vision ", doc)
+
+    def test_cpu_would_sync_proxy(self):
+        with open(GPU) as f:
+            run = json.load(f)
+        gpu_only = [k for k in run["benchmarks"][0] if k.startswith("gpu_")] + [
+            "kernels_per_step", "syncs_per_step", "memcpy_per_step", "kernel_median_us"]
+        for row in run["benchmarks"]:
+            for key in gpu_only:
+                row.pop(key, None)
+        run["context"]["torchbench_device"] = "cpu"
+        code, doc, err = self.make(self.write("cpu.json", run))
+        self.assertEqual(code, 0, err)
+        self.check_page(doc)
+        self.assertInPage("12 ops that would sync on a GPU per step in Eval", doc)
+        for rule in ("GPU idle &gt; 30 %", "memcpy &gt; 5 %", "launch-bound", "kernels &gt; 3×"):
+            self.assertNotInPage(rule + " (", doc)
+
+    def test_two_runs(self):
+        with open(GPU) as f:
+            a = json.load(f)
+        b = copy.deepcopy(a)
+        b["context"]["torchbench_git_commit"] = "synthetic0002"
+        scale = {"resnet50/Eval/batch_size:32": 1.2, "dlrm/Train/batch_size:1024": 0.8}
+        for row in b["benchmarks"]:
+            s = scale.get(row.get("run_name"), 1.0)
+            row["real_time"] *= s
+            if "items_per_second" in row:
+                row["items_per_second"] /= s
+        b["benchmarks"] = [r for r in b["benchmarks"] if r["name"] != "yolov3/Eval/batch_size:8"]
+        code, doc, err = self.make(GPU, self.write("b.json", b))
+        self.assertEqual(code, 0, err)
+        checker, text = self.check_page(doc)
+        self.assertInPage("3. B against A", text)
+        self.assertInPage('<td class="diff">synthetic0001</td><td class="diff">synthetic0002</td>',
+                      doc)
+        self.assertInPage('<td class="num bad">1.200</td>', doc)   # slower
+        self.assertInPage('<td class="num good">0.800</td>', doc)  # faster
+        self.assertInPage('<td class="num">1.000</td>', doc)
+        self.assertInPage("only in A", doc)
+        self.assertInPage("geometric mean of step time B/A", doc)
+        self.assertInPage('aria-label="step time ratio B/A per instance"', doc)
+        self.assertEqual(checker.tags.get("svg"), 3)
+
+    def test_batch_search_and_profiles(self):
+        code, doc, err = self.make(GPU, SEARCH, "--profiles", PROFILES)
+        self.assertEqual(code, 0, err)
+        checker, text = self.check_page(doc)
+        self.assertInPage("3. Throughput against batch size", text)
+        # One curve per model x mode, failing probes named, suggestions listed.
+        self.assertEqual(text.count("throughput against batch size:"), 0)
+        self.assertEqual(doc.count('aria-label="throughput against batch size:'), 4)
+        for status in ("256: oom", "16: timeout, 32: crashed"):
+            self.assertInPage(status, doc)
+        self.assertInPage("eval_batch_size 64, train_batch_size 32", doc)
+        # Profiles: top-3 Train-only ops by self host time; a profile without
+        # its keys (dlrm) is no row, and no error.
+        row = re.search(r"<tr><td>resnet50</td><td class=\"wrap\">(.*?)</td>", doc).group(1)
+        self.assertEqual(re.findall(r"aten::\w+", row),
+                         ["aten::convolution_backward", "aten::native_batch_norm_backward",
+                          "aten::_foreach_add_"])
+        self.assertInPage("backward 61%", doc)
+        profiles = doc[doc.index("Host ops only in Train"):doc.index("<h3>Flags</h3>")]
+        self.assertNotInPage("<td>dlrm</td>", profiles)
+
+    def test_real_batch_search(self):
+        # A CPU search written by tools/batch_search.py (tools/tb batch-search).
+        code, doc, err = self.make(CPU, os.path.join(FIXTURES, "batch_search_cpu.json"))
+        self.assertEqual(code, 0, err)
+        checker, text = self.check_page(doc)
+        self.assertEqual(doc.count('aria-label="throughput against batch size:'), 4)
+        self.assertInPage("train_batch_size 32, eval_batch_size 256", doc)
+        self.assertInPage("knee_fraction 0.95", doc)
+
+    def test_batch_search_alone(self):
+        code, doc, err = self.make(SEARCH)
+        self.assertEqual(code, 0, err)
+        _, text = self.check_page(doc)
+        self.assertInPage("1. Throughput against batch size", text)
+        self.assertNotInPage("Results by domain", text)
+
+    def test_errored_and_partial_instances(self):
+        with open(GPU) as f:
+            run = json.load(f)
+        rows = [r for r in run["benchmarks"] if r["run_name"] == "dlrm/Eval/batch_size:1024"]
+        bad = dict(rows[0], repetition_index=1, error_occurred=True, error_message="boom")
+        run["benchmarks"].append(bad)
+        run["benchmarks"].append({"name": "broken/Eval/batch_size:1", "run_name":
+                                  "broken/Eval/batch_size:1", "run_type": "iteration",
+                                  "error_occurred": True, "error_message": None})
+        code, doc, err = self.make(self.write("errors.json", run))
+        self.assertEqual(code, 0, err)
+        self.check_page(doc)
+        self.assertInPage("error: error (no message)", doc)
+        self.assertInPage("1 of 2 repetitions errored: boom", doc)
+
+    def test_bad_input_exits_2_with_one_line(self):
+        corrupt = os.path.join(self.dir, "corrupt.json")
+        with open(corrupt, "w") as f:
+            f.write('{"context": {}, "benchmarks": [')
+        for path, message in ((corrupt, "not valid JSON"),
+                              (self.write("list.json", []), "neither Google Benchmark JSON"),
+                              (os.path.join(self.dir, "absent.json"), "cannot read")):
+            p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "report.py"), path,
+                                "-o", os.path.join(self.dir, "x.html")],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            lines = p.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, p.stderr)
+            self.assertInPage(message, lines[0])
+            self.assertTrue(lines[0].startswith(f"report: {path}"), lines[0])
+            self.assertFalse(os.path.exists(os.path.join(self.dir, "x.html")))
+        code, _, err = self.make(GPU, GPU, GPU)
+        self.assertEqual(code, 2)
+        self.assertInPage("3 results files", err)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,460 @@
+#!/usr/bin/env python3
+"""One self-contained HTML page from torchbench runs (tools/tb report).
+
+  report.py RESULTS.json [RESULTS_B.json] [SEARCH.json...] -o report.html
+            [--models-json MODELS.json] [--profiles DIR] [--title TEXT]
+
+Inputs, told apart by their content:
+- one or two Google Benchmark JSON files of the torchbench program
+  (--benchmark_out=F --benchmark_out_format=json). Per instance
+  (<model>/<Train|Eval>/batch_size:<N>) the median aggregate is used when the
+  run had repetitions, else the mean of its iterations; errored instances are
+  listed with their message. The second file is run B, compared with A;
+- batch-search files ("tool": "torchbench-batch-search"): throughput against
+  batch size per model and mode;
+- --models-json: `torchbench --torchbench_list_models=json`, for the models'
+  domains when the runs' context lacks torchbench_model_domains;
+- --profiles DIR: <DIR>/<instance name, [^A-Za-z0-9._-] -> _>.profile.json,
+  for the host ops that only the training step runs.
+
+The page: a summary (device, commit, LibTorch, date, instances, errors,
+flags), then 1. a table per domain, 2. train against eval per model with
+heuristic flags, 3. the batch searches, 4. run B against run A (two files),
+and a legend. Plots are inline SVG drawn by matplotlib.
+
+Exit status: 0 written, 2 bad input or usage (unreadable or corrupt JSON, a
+file that is neither kind, more than two results files).
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+
+TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+# Google Benchmark's own numeric fields; every other number is a counter.
+GB_FIELDS = {"family_index", "per_family_instance_index", "repetitions", "repetition_index",
+             "threads", "iterations", "real_time", "cpu_time"}
+GPU_KEYS = ("gpu_busy_pct", "gpu_idle_pct", "kernels_per_step", "syncs_per_step")
+DETECTION_PREFIXES = ("detectron2_", "vision_maskrcnn", "yolov3", "timm_efficientdet")
+MODE_ORDER = {"Train": 0, "Eval": 1}
+
+# The heuristic rules of the train-vs-eval section: id -> (short name, rule).
+RULES = {
+    "ratio_high": ("train/eval > 4×", "the training step costs more than 4× the inference "
+                   "step per sample (forward + backward + optimizer is typically ~3× forward)"),
+    "ratio_low": ("train/eval < 2×", "the training step costs less than 2× the inference step "
+                  "per sample: fixed overheads dominate, or inference does extra work"),
+    "idle": ("GPU idle > 30 %", "the GPU is idle more than 30 % of the step window"),
+    "eval_sync": ("sync in Eval", "host-device syncs per step in Eval of a model that is not a "
+                  "detection model (on CPU: would_sync_per_step, the ops that would sync on a GPU)"),
+    "memcpy": ("memcpy > 5 %", "copies take more than 5 % of the step window"),
+    "kernels": ("kernels > 3× ops", "more than 3 GPU kernels per aten op: ops that decompose "
+                "into many small kernels"),
+    "launch": ("launch-bound", "median kernel under 10 µs while the GPU idles more than 20 %: "
+               "the host cannot launch kernels as fast as they run"),
+}
+
+
+class InputError(Exception):
+    pass
+
+
+def read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: not valid JSON ({e})") from None
+
+
+def number(v):
+    """A finite float, else None (absent, null, NaN, a string...)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+class Instance:
+    """One benchmark instance of a results file, reduced to one value per metric."""
+
+    def __init__(self, name, rows):
+        self.name = name
+        parts = name.split("/")
+        self.model = parts[0]
+        self.mode = next((p for p in parts[1:] if p in MODE_ORDER), "?")
+        batch = next((p.split(":", 1)[1] for p in parts if p.startswith("batch_size:")), None)
+        self.error = None
+        self.note = ""
+        self.counters = {}
+        self.time_ms = None
+        self.label = next((r.get("label") for r in rows if r.get("label")), "") or ""
+        iters = [r for r in rows if r.get("run_type", "iteration") == "iteration"]
+        ok = [r for r in iters if not r.get("error_occurred")]
+        failed = [r for r in iters if r.get("error_occurred")]
+        median = next((r for r in rows if r.get("run_type") == "aggregate"
+                       and r.get("aggregate_name") == "median"
+                       and not r.get("error_occurred")), None)
+        if median is not None and (ok or not iters):
+            self.stat = "median"
+            self.time_ms = self._ms(median)
+            self.counters = self._counters([median])
+            self.reps = len(ok) or int(number(median.get("repetitions")) or 0)
+        elif ok:
+            self.stat = "mean" if len(ok) > 1 else "single"
+            times = [t for t in (self._ms(r) for r in ok) if t is not None]
+            self.time_ms = sum(times) / len(times) if times else None
+            self.counters = self._counters(ok)
+            self.reps = len(ok)
+        else:
+            self.stat = "error"
+            self.reps = 0
+            messages = [str(r.get("error_message") or "") for r in failed]
+            self.error = next((m for m in messages if m), "error (no message)")
+        if failed and self.error is None:
+            self.note = f"{len(failed)} of {len(iters)} repetitions errored: " \
+                        f"{failed[0].get('error_message') or 'no message'}"
+        self.batch = int(batch) if batch and batch.isdigit() else None
+        if self.batch is None and self.get("batch_size") is not None:
+            self.batch = int(self.get("batch_size"))
+
+    @staticmethod
+    def _ms(row):
+        t = number(row.get("real_time"))
+        scale = TO_MS.get(row.get("time_unit", "ns"))
+        return None if t is None or scale is None else t * scale
+
+    @staticmethod
+    def _counters(rows):
+        sums = {}
+        for row in rows:
+            for key, v in row.items():
+                v = number(v)
+                if key not in GB_FIELDS and v is not None:
+                    sums.setdefault(key, []).append(v)
+        return {k: sum(v) / len(v) for k, v in sums.items()}
+
+    @property
+    def ok(self):
+        return self.error is None and self.time_ms is not None
+
+    def get(self, *keys):
+        """The first of these counters the instance has, else None."""
+        for key in keys:
+            if key in self.counters:
+                return self.counters[key]
+        return None
+
+    def ops(self):
+        return self.get("aten_ops_per_step", "aten_ops")
+
+    def is_gpu(self):
+        return any(k in self.counters for k in GPU_KEYS)
+
+    def syncs(self):
+        """(syncs per step, which counter): real syncs on a GPU, else the CPU proxy."""
+        if self.get("syncs_per_step") is not None:
+            return self.get("syncs_per_step"), "syncs_per_step"
+        return self.get("would_sync_per_step"), "would_sync_per_step"
+
+    def samples_per_s(self):
+        v = self.get("items_per_second")
+        if v is None and self.time_ms and self.batch:
+            v = self.batch / (self.time_ms / 1e3)
+        return v
+
+    def sort_key(self):
+        return (self.model.lower(), MODE_ORDER.get(self.mode, 2), self.batch or 0, self.name)
+
+
+class Run:
+    """A Google Benchmark results file."""
+
+    def __init__(self, path, doc):
+        self.path = path
+        self.context = doc.get("context") if isinstance(doc.get("context"), dict) else {}
+        groups = {}
+        for row in doc["benchmarks"]:
+            if not isinstance(row, dict) or not isinstance(row.get("name"), str):
+                continue
+            groups.setdefault(row.get("run_name") or row["name"], []).append(row)
+        self.instances = [Instance(name, rows) for name, rows in groups.items()]
+        self.by_name = {i.name: i for i in self.instances}
+        self.domains = parse_domains(self.context.get("torchbench_model_domains"))
+
+    def ctx(self, key, default="—"):
+        v = self.context.get(key)
+        return default if v in (None, "") else str(v)
+
+    @property
+    def errored(self):
+        return [i for i in self.instances if not i.ok]
+
+
+class Search:
+    """One model and mode of a batch-search file."""
+
+    def __init__(self, path, context, doc):
+        self.path = path
+        self.context = context
+        self.model = str(doc.get("model", "?"))
+        self.mode = str(doc.get("mode", "?"))
+        self.probes = [p for p in doc.get("probes") or [] if isinstance(p, dict)
+                       and number(p.get("batch_size")) is not None]
+        self.probes.sort(key=lambda p: p["batch_size"])
+        self.summary = doc.get("summary") if isinstance(doc.get("summary"), dict) else {}
+
+
+class SearchFile:
+    def __init__(self, path, doc):
+        self.path = path
+        self.context = doc.get("context") if isinstance(doc.get("context"), dict) else {}
+        self.settings = doc.get("settings") if isinstance(doc.get("settings"), dict) else {}
+        searches = doc.get("searches")
+        if not isinstance(searches, list):
+            raise InputError(f"{path}: a batch-search file without a 'searches' list")
+        self.searches = [Search(path, self.context, s) for s in searches if isinstance(s, dict)]
+        suggested = doc.get("suggested_batch_sizes")
+        self.suggested = suggested if isinstance(suggested, dict) else {}
+
+
+def parse_domains(text):
+    out = {}
+    for item in str(text or "").split(","):
+        model, sep, domain = item.strip().rpartition(":")
+        if sep and model:
+            out[model] = domain.strip() or "unknown"
+    return out
+
+
+def load_inputs(paths):
+    runs, searches = [], []
+    for path in paths:
+        doc = read_json(path)
+        if isinstance(doc, dict) and doc.get("tool") == "torchbench-batch-search":
+            searches.append(SearchFile(path, doc))
+        elif isinstance(doc, dict) and isinstance(doc.get("benchmarks"), list):
+            runs.append(Run(path, doc))
+        else:
+            raise InputError(f"{path}: neither Google Benchmark JSON (no 'benchmarks' list) "
+                             "nor a torchbench-batch-search file")
+    if len(runs) > 2:
+        raise InputError(f"{len(runs)} results files: give one, or two to compare "
+                         f"({', '.join(r.path for r in runs)})")
+    if not runs and not searches:
+        raise InputError("no input: give a results file and/or batch-search files")
+    return runs, searches
+
+
+def load_models_json(path):
+    doc = read_json(path)
+    if not isinstance(doc, list):
+        raise InputError(f"{path}: expected the list `torchbench --torchbench_list_models=json` "
+                         "writes")
+    return {str(m["name"]): str(m.get("domain") or "unknown") for m in doc
+            if isinstance(m, dict) and "name" in m}
+
+
+def safe_name(name):
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
+def load_profile(directory, name, warnings):
+    path = os.path.join(directory, safe_name(name) + ".profile.json")
+    if not os.path.exists(path):
+        return None
+    try:
+        doc = read_json(path)
+    except InputError as e:
+        warnings.append(f"profile skipped: {e}")
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def is_detection(model, domain):
+    return "detection" in domain.lower() or model.startswith(DETECTION_PREFIXES)
+
+
+class Pair:
+    """A model's Train and Eval instances of one run."""
+
+    def __init__(self, train, evl, domain):
+        self.model, self.train, self.eval, self.domain = train.model, train, evl, domain
+        self.same_batch = train.batch == evl.batch
+        per_t = train.time_ms / (train.batch or 1)
+        per_e = evl.time_ms / (evl.batch or 1)
+        self.time_ratio = per_t / per_e if per_e > 0 else None
+        self.ops_ratio = ratio(train.ops(), evl.ops())
+        self.kernel_ratio = ratio(train.get("kernels_per_step"), evl.get("kernels_per_step"))
+        self.train_only_ops = []
+        self.phases = {}
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def make_pairs(run, domain_of):
+    by_model = {}
+    for inst in run.instances:
+        if inst.ok:
+            by_model.setdefault(inst.model, {}).setdefault(inst.mode, []).append(inst)
+    pairs = []
+    for model, modes in sorted(by_model.items(), key=lambda kv: kv[0].lower()):
+        trains, evals = modes.get("Train"), modes.get("Eval")
+        if not trains or not evals:
+            continue
+        common = {i.batch for i in trains} & {i.batch for i in evals}
+        if common:
+            b = max(common, key=lambda x: x or 0)
+            t = next(i for i in trains if i.batch == b)
+            e = next(i for i in evals if i.batch == b)
+        else:
+            t, e = trains[0], evals[0]
+        pairs.append(Pair(t, e, domain_of(model)))
+    return pairs
+
+
+def add_profiles(pairs, directory, warnings):
+    for pair in pairs:
+        train = load_profile(directory, pair.train.name, warnings)
+        evl = load_profile(directory, pair.eval.name, warnings)
+        if train is None:
+            continue
+        phases = train.get("phases")
+        if isinstance(phases, dict):
+            pair.phases = {k: number(v.get("host_ms")) for k, v in phases.items()
+                           if isinstance(v, dict) and number(v.get("host_ms")) is not None}
+        if evl is None:
+            continue
+        eval_ops = {str(o.get("name")) for o in evl.get("top_ops_host") or []
+                    if isinstance(o, dict)}
+        only = [o for o in train.get("top_ops_host") or [] if isinstance(o, dict)
+                and o.get("name") is not None and str(o["name"]) not in eval_ops]
+        only.sort(key=lambda o: -(number(o.get("self_host_us")) or 0))
+        pair.train_only_ops = [(str(o["name"]), number(o.get("calls")),
+                                number(o.get("self_host_us"))) for o in only[:3]]
+
+
+def instance_flags(inst, domain):
+    """[(rule id, text)] for one instance's own counters."""
+    flags = []
+    idle = inst.get("gpu_idle_pct")
+    if idle is not None and idle > 30:
+        parts = [(inst.get("gpu_idle_host_wait_pct"), "waiting on the host"),
+                 (inst.get("gpu_idle_kernel_wait_pct"), "waiting on kernels"),
+                 (inst.get("gpu_idle_other_pct"), "other")]
+        parts = [p for p in parts if p[0] is not None]
+        why = ""
+        if parts:
+            top = max(parts, key=lambda p: p[0])
+            why = f"; mostly {top[1]} ({top[0]:.0f} %)"
+        flags.append(("idle", f"GPU idle {idle:.0f} % of the step (> 30 %){why}"))
+    syncs, source = inst.syncs()
+    if inst.mode == "Eval" and syncs and syncs > 0 and not is_detection(inst.model, domain):
+        what = "syncs" if source == "syncs_per_step" else "ops that would sync on a GPU"
+        flags.append(("eval_sync", f"{syncs:g} {what} per step in Eval (not a detection model)"))
+    memcpy = inst.get("gpu_memcpy_pct")
+    if memcpy is not None and memcpy > 5:
+        flags.append(("memcpy", f"memcpy {memcpy:.1f} % of the step (> 5 %)"))
+    kernels, ops = inst.get("kernels_per_step"), inst.ops()
+    if kernels is not None and ops and kernels > 3 * ops:
+        flags.append(("kernels", f"{kernels:g} kernels per step for {ops:g} aten ops "
+                                 f"({kernels / ops:.1f}× > 3×)"))
+    median_us = inst.get("kernel_median_us")
+    if median_us is not None and idle is not None and median_us < 10 and idle > 20:
+        flags.append(("launch", f"median kernel {median_us:.1f} µs (< 10 µs) with GPU idle "
+                                f"{idle:.0f} % (> 20 %)"))
+    return flags
+
+
+def all_flags(run, pairs, domain_of):
+    """[(model, mode, rule id, text)] for the run: ratios per pair, the rest per instance."""
+    out = []
+    for p in pairs:
+        r = p.time_ratio
+        basis = "" if p.same_batch else " per sample"
+        if r is not None and r > 4:
+            out.append((p.model, "Train/Eval", "ratio_high",
+                        f"train/eval time{basis} {r:.1f}× (> 4×; typical ~3×)"))
+        elif r is not None and r < 2:
+            out.append((p.model, "Train/Eval", "ratio_low",
+                        f"train/eval time{basis} {r:.1f}× (< 2×; typical ~3×)"))
+    for inst in sorted(run.instances, key=Instance.sort_key):
+        if inst.ok:
+            for rule, text in instance_flags(inst, domain_of(inst.model)):
+                out.append((inst.model, inst.mode, rule, text))
+    return out
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="tools/tb report", description="Write one self-contained HTML page from "
+        "torchbench results (one file, or two to compare) and batch-search files.")
+    p.add_argument("inputs", nargs="+", metavar="JSON",
+                   help="results files (Google Benchmark JSON; a second one is compared with "
+                        "the first) and torchbench-batch-search files, in any order")
+    p.add_argument("-o", "--output", required=True, metavar="HTML", help="the page to write")
+    p.add_argument("--models-json", metavar="FILE",
+                   help="torchbench --torchbench_list_models=json output, for the models' "
+                        "domains when the run's context lacks torchbench_model_domains")
+    p.add_argument("--profiles", metavar="DIR",
+                   help="directory of <instance>.profile.json files (--torchbench_profile)")
+    p.add_argument("--title", default="torchbench-cpp report", help="the page's title")
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        runs, search_files = load_inputs(args.inputs)
+        listed = load_models_json(args.models_json) if args.models_json else {}
+        if args.profiles and not os.path.isdir(args.profiles):
+            raise InputError(f"--profiles {args.profiles}: not a directory")
+    except InputError as e:
+        print(f"report: {e}", file=sys.stderr)
+        return 2
+    try:
+        import report_page  # matplotlib is imported here, after the inputs are checked
+    except ImportError as e:
+        print(f"report: {e.name or e} is not installed for {sys.executable}: run tools/tb setup "
+              "(it installs tools/requirements.txt)", file=sys.stderr)
+        return 2
+
+    domains = dict(listed)
+    for run in reversed(runs):  # the run's own context wins over --models-json
+        domains.update(run.domains)
+
+    def domain_of(model):
+        return domains.get(model, "unknown")
+
+    warnings = []
+    analyses = []
+    for run in runs:
+        pairs = make_pairs(run, domain_of)
+        if args.profiles:
+            add_profiles(pairs, args.profiles, warnings)
+        analyses.append((run, pairs, all_flags(run, pairs, domain_of)))
+    for w in warnings:
+        print(f"report: warning: {w}", file=sys.stderr)
+    doc = report_page.render(args.title, analyses, search_files, domain_of, warnings,
+                             profiles=bool(args.profiles))
+    try:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(doc)
+    except OSError as e:
+        print(f"report: {args.output}: cannot write: {e.strerror or e}", file=sys.stderr)
+        return 2
+    n = sum(len(r.instances) for r in runs)
+    print(f"report: wrote {args.output} ({n} instances, "
+          f"{sum(len(s.searches) for s in search_files)} batch searches)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,489 @@
+"""The HTML of the results report (tools/report.py): the summary, one section
+per analysis and the legend. Every string that comes from an input file is
+escaped here; the plots come from tools/report_plots.py."""
+
+import html
+import math
+import os
+import re
+
+import report_plots as plots
+from html_page import page
+from report import RULES, number
+
+CSS = """
+header{margin-bottom:1em}
+.facts{display:flex;flex-wrap:wrap;gap:6px 8px;margin:.7em 0}
+.fact{border:1px solid var(--line);border-radius:4px;padding:4px 10px;min-width:110px}
+.fact b{display:block;font-size:11px;font-weight:500;color:var(--muted)}
+.fact span{font-size:14px;font-weight:600}
+.fact.alert{border-color:#e0a0a0;background:var(--bad)}
+.glance{border-left:4px solid var(--accent);background:var(--head);padding:.5em 1em;
+margin:.8em 0;max-width:110ch}
+.glance ul{margin:.3em 0;padding-left:1.2em}
+nav{margin:.6em 0}nav a{margin-right:1.2em;color:var(--accent);text-decoration:none}
+.flag{display:inline-block;background:var(--warn);border:1px solid #e6c36a;border-radius:3px;
+padding:0 5px;margin:1px 3px 1px 0;font-size:11.5px;white-space:nowrap}
+td.err{color:#9b1c1c;white-space:normal;max-width:70ch}
+td.wrap{white-space:normal;max-width:60ch}
+.plots{display:flex;flex-wrap:wrap;gap:10px;margin:.4em 0 1em}
+.plots figure{margin:0;border:1px solid var(--line);border-radius:4px;padding:4px}
+svg.plot{max-width:100%;height:auto;display:block}
+.legend{display:flex;flex-wrap:wrap;gap:0 24px;align-items:flex-start}
+.legend table{max-width:660px}.legend td{white-space:normal}
+.legend tr+tr th{background:none;font-weight:600;vertical-align:top}
+th.group{text-align:center}table.fixed th{white-space:normal}
+code.nw{white-space:nowrap}table.compare td:first-child{font-family:ui-monospace,monospace;font-size:12px}
+.diff{background:var(--warn);font-weight:600}
+"""
+
+CONTEXT_KEYS = [("device", "device_name"), ("device kind", "torchbench_device"),
+                ("precision", "precision"), ("commit", "torchbench_git_commit"),
+                ("LibTorch", "libtorch_version"), ("host", "host_name"), ("date", "date"),
+                ("intra-op threads", "intra_op_threads"), ("CUDA", "cuda_runtime_version"),
+                ("cuDNN", "cudnn_version"), ("build type", "library_build_type")]
+
+
+def e(x):
+    return html.escape(str(x))
+
+
+def fnum(v):
+    """A readable number: thousands separators, about three significant digits."""
+    if v is None:
+        return "—"
+    a = abs(v)
+    if a >= 100:
+        return f"{v:,.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    return "0" if v == 0 else f"{v:.3g}"
+
+
+def fcount(v):
+    if v is None:
+        return "—"
+    return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.1f}"
+
+
+def fmib(v):
+    return "—" if v is None else fnum(v / 2**20)
+
+
+def fpct(v):
+    return "—" if v is None else f"{v:.1f} %"
+
+
+def fratio(v):
+    return "—" if v is None else f"{v:.2f}×"
+
+
+def td(text, cls="num", title=None):
+    t = f' title="{e(title)}"' if title else ""
+    return f'<td class="{cls}"{t}>{text}</td>'
+
+
+def table(headers, rows, num=(), cls="", cols=None):
+    """headers: HTML; num: the indices of right-aligned (numeric) columns;
+    cols: column widths in px (a fixed layout, so that tables line up)."""
+    ths = "".join(f'<th{" class=num" if i in num else ""}>{h}</th>'
+                  for i, h in enumerate(headers))
+    group = "<colgroup>" + "".join(f'<col style="width:{w}px">' for w in cols) + \
+        "</colgroup>" if cols else ""
+    style = f' style="table-layout:fixed;width:{sum(cols)}px"' if cols else ""
+    cls = (cls + " fixed").strip() if cols else cls
+    return f'<table class="{cls}"{style}>{group}<tr>{ths}</tr>{"".join(rows)}</table>'
+
+
+def badge(rule, text=None, mode=None):
+    name, why = RULES[rule]
+    suffix = f" ({mode})" if mode in ("Train", "Eval") and rule != "eval_sync" else ""
+    return f'<span class="flag" title="{e(text or why)}">{e(name + suffix)}</span>'
+
+
+# --- summary ---------------------------------------------------------------
+
+def fact(label, value, alert=False):
+    return (f'<div class="fact{" alert" if alert else ""}"><b>{e(label)}</b>'
+            f'<span>{e(value)}</span></div>')
+
+
+def summary(title, analyses, search_files, domain_of, warnings):
+    files = [r.path for r, _, _ in analyses] + [s.path for s in search_files]
+    out = [f"<header><h1>{e(title)}</h1><p class=\"muted\">from "
+           + ", ".join(f"<code>{e(os.path.basename(f))}</code>" for f in files) + "</p>"]
+    if analyses:
+        run = analyses[0][0]
+        n_flags = len(analyses[0][2])
+        out.append('<div class="facts">' + "".join([
+            fact("device", f"{run.ctx('device_name')} ({run.ctx('torchbench_device')})"),
+            fact("precision", run.ctx("precision")),
+            fact("commit", run.ctx("torchbench_git_commit")),
+            fact("LibTorch", run.ctx("libtorch_version")),
+            fact("date", run.ctx("date")),
+            *instance_facts([r for r, _, _ in analyses]),
+            fact("flags", n_flags, alert=False)]) + "</div>")
+    if len(analyses) == 2:
+        out.append(context_table([r for r, _, _ in analyses]))
+    elif search_files and not analyses:
+        ctx = search_files[0].context
+        out.append('<div class="facts">' + "".join(
+            fact(label, ctx.get(key) or "—") for label, key in CONTEXT_KEYS[:5]) + "</div>")
+    out.append(glance(analyses, search_files, domain_of, warnings))
+    out.append("</header>")
+    return "".join(out)
+
+
+def instance_facts(runs):
+    if len(runs) == 1:
+        return [fact("instances", len(runs[0].instances)),
+                fact("errored", len(runs[0].errored), alert=bool(runs[0].errored))]
+    errored = [len(r.errored) for r in runs]
+    return [fact("instances A / B", " / ".join(str(len(r.instances)) for r in runs)),
+            fact("errored A / B", " / ".join(map(str, errored)), alert=any(errored))]
+
+
+def context_table(runs):
+    rows = []
+    for label, key in CONTEXT_KEYS + [("file", None)]:
+        a, b = ((os.path.basename(r.path) if key is None else r.ctx(key)) for r in runs)
+        diff = a != b
+        cls = ' class="diff"' if diff and key not in ("date", None) else ""
+        rows.append(f"<tr><td>{e(label)}</td><td{cls}>{e(a)}</td><td{cls}>{e(b)}</td></tr>")
+    return ("<table><tr><th></th><th>A (first file)</th><th>B (second file)</th></tr>"
+            + "".join(rows) + "</table><p class=\"muted\">Highlighted: what differs between "
+            "the runs. Sections 1–2 describe run A; section “B against A” compares both.</p>")
+
+
+def glance(analyses, search_files, domain_of, warnings):
+    items = []
+    if analyses:
+        run, pairs, flags = analyses[0]
+        models = {i.model for i in run.instances}
+        domains = {domain_of(m) for m in models}
+        items.append(f"{len(run.instances)} instances of {len(models)} models in "
+                     f"{len(domains)} domain{'s' if len(domains) != 1 else ''}; "
+                     f"{len(pairs)} models ran both Train and Eval.")
+        for inst in run.errored:
+            items.append(f"<b>errored</b> <code>{e(inst.name)}</code>: {e(inst.error)}")
+        if flags:
+            counts = {}
+            for _, _, rule, _ in flags:
+                counts[rule] = counts.get(rule, 0) + 1
+            items.append(f"{len(flags)} flag{'s' if len(flags) != 1 else ''}: " + ", ".join(
+                f"{badge(rule)}×{n}" for rule, n in counts.items()) + " (see Train against eval)")
+        else:
+            items.append("No heuristic flag was raised.")
+    for sf in search_files:
+        items.append(f"Batch search <code>{e(os.path.basename(sf.path))}</code>: "
+                     f"{len(sf.searches)} model × mode curves.")
+    if len(analyses) == 2:
+        rows = compare_rows(analyses[0][0], analyses[1][0])
+        ratios = [r["time"] for r in rows if r["time"]]
+        if ratios:
+            gm = math.exp(sum(map(math.log, ratios)) / len(ratios))
+            slower = sum(1 for r in ratios if r > 1.05)
+            faster = sum(1 for r in ratios if r < 0.95)
+            items.append(f"B against A: geometric mean of step time B/A {gm:.3f} over "
+                         f"{len(ratios)} instances; {slower} slower and {faster} faster by "
+                         "more than 5 %.")
+    for w in warnings:
+        items.append(f"warning: {e(w)}")
+    return ('<div class="glance"><b>At a glance</b><ul>'
+            + "".join(f"<li>{i}</li>" for i in items) + "</ul></div>")
+
+
+# --- 1. results by domain --------------------------------------------------
+
+# Fixed widths: the domains' tables line up one under the other.
+DOMAIN_COLS = [230, 60, 80, 130, 110, 160, 90, 120, 140]
+
+
+def domain_tables(run, domain_of):
+    by_domain = {}
+    for inst in sorted(run.instances, key=lambda i: i.sort_key()):
+        by_domain.setdefault(domain_of(inst.model), []).append(inst)
+    headers = ["model", "mode", "batch", "step time (ms)", "samples/s", "peak memory (MiB)",
+               "GPU idle", "aten ops/step", "would-sync/step"]
+    out = []
+    for domain in sorted(by_domain, key=lambda d: (d == "unknown", d)):
+        rows = []
+        for inst in by_domain[domain]:
+            head = (f'<td>{e(inst.model)}</td><td>{e(inst.mode)}</td>'
+                    + td(fcount(inst.batch)))
+            if not inst.ok:
+                rows.append(f'<tr class="bad">{head}<td class="err" colspan="6">'
+                            f"error: {e(inst.error or 'no time')}</td></tr>")
+                continue
+            idle = inst.get("gpu_idle_pct")
+            idle_title = None
+            if idle is not None:
+                idle_title = ("GPU window: busy {} (kernels {}, memcpy {}); idle: host wait {}, "
+                              "kernel wait {}, other {}").format(*(fpct(inst.get(k)) for k in (
+                                  "gpu_busy_pct", "gpu_active_pct", "gpu_memcpy_pct",
+                                  "gpu_idle_host_wait_pct", "gpu_idle_kernel_wait_pct",
+                                  "gpu_idle_other_pct")))
+            stat = {"median": f"median of {inst.reps} repetitions",
+                    "mean": f"mean of {inst.reps} repetitions"}.get(inst.stat, "one run")
+            note = f' <span class="muted" title="{e(inst.note)}">†</span>' if inst.note else ""
+            rows.append(f"<tr>{head}" + td(fnum(inst.time_ms) + note, title=stat)
+                        + td(fnum(inst.samples_per_s())) + td(fmib(inst.get("peak_mem")))
+                        + td(fpct(idle), title=idle_title) + td(fcount(inst.ops()))
+                        + td(fcount(inst.get("would_sync_per_step"))) + "</tr>")
+        n = len(by_domain[domain])
+        out.append(f'<h3>{e(domain)} <span class="muted">({n} instance{"s" if n != 1 else ""})'
+                   "</span></h3>"
+                   + table(headers, rows, num=range(2, 9), cols=DOMAIN_COLS))
+    gpu = [(i.name, i.counters) for i in sorted(run.instances, key=lambda i: i.sort_key())
+           if i.ok and i.get("gpu_idle_pct") is not None]
+    if gpu:
+        out.append("<h3>Where the GPU step goes</h3><p>Each bar is one step's GPU window: "
+                   "kernels running, copies, and the idle time by cause.</p>"
+                   + plots.gpu_breakdown(gpu))
+    if any(i.note for i in run.instances):
+        out.append('<p class="muted">† some repetitions errored: the value is from the others '
+                   "(hover for the message).</p>")
+    return "".join(out)
+
+
+# --- 2. train against eval -------------------------------------------------
+
+def pair_cells(a, b, fmt):
+    return f"{fmt(a)} / {fmt(b)}" if a is not None or b is not None else "—"
+
+
+def train_eval(run, pairs, flags, domain_of, profiles):
+    out = ["<p>Models that ran both modes; the time ratio is per sample (step time ÷ batch), "
+           "which equals the step ratio when both modes ran the same batch. Flags follow the "
+           "rules in the legend; hover a flag for its detail.</p>"]
+    by_model = {}
+    for model, mode, rule, text in flags:
+        by_model.setdefault(model, []).append((rule, mode, f"{mode}: {text}"))
+    if not pairs:
+        out.append("<p><i>No model ran both Train and Eval in this run.</i></p>")
+    else:
+        headers = ["model", "domain", "batch T / E", "step T / E (ms)", "time ratio",
+                   "op ratio", "kernel ratio", "syncs/step T / E", "GPU idle T / E", "flags"]
+        rows = []
+        for p in pairs:
+            t, v = p.train, p.eval
+            (st, src), (sv, _) = t.syncs(), v.syncs()
+            sync_title = "host-device syncs" if src == "syncs_per_step" else \
+                "would_sync_per_step (CPU proxy: ops that would sync on a GPU)"
+            cls = "warn" if any(r in ("ratio_high", "ratio_low") for r, _, _ in
+                                by_model.get(p.model, [])) else "num"
+            badges = "".join(badge(r, text, mode) for r, mode, text in by_model.get(p.model, []))
+            rows.append(f"<tr><td>{e(p.model)}</td><td>{e(p.domain)}</td>"
+                        + td(f"{e(t.batch)} / {e(v.batch)}")
+                        + td(f"{fnum(t.time_ms)} / {fnum(v.time_ms)}")
+                        + td(fratio(p.time_ratio) + ("" if p.same_batch else "*"),
+                             cls="num warn" if cls == "warn" else "num")
+                        + td(fratio(p.ops_ratio)) + td(fratio(p.kernel_ratio))
+                        + td(pair_cells(st, sv, fcount), title=sync_title)
+                        + td(pair_cells(t.get("gpu_idle_pct"), v.get("gpu_idle_pct"), fpct))
+                        + f'<td class="wrap">{badges}</td></tr>')
+        out.append(table(headers, rows, num=range(2, 9)))
+        if not all(p.same_batch for p in pairs):
+            out.append('<p class="muted">* different batches in Train and Eval: the ratio '
+                       "compares time per sample.</p>")
+        out.append(plots.ratio_bars([(p.model, p.time_ratio) for p in pairs]))
+    if profiles:
+        out.append(profile_table(pairs))
+    out.append("<h3>Flags</h3>")
+    if flags:
+        rows = [f"<tr><td>{e(m)}</td><td>{e(mode)}</td><td>{badge(rule)}</td>"
+                f'<td class="wrap">{e(text)}</td></tr>' for m, mode, rule, text in flags]
+        out.append(table(["model", "mode", "rule", "detail"], rows))
+    else:
+        out.append("<p>No rule fired.</p>")
+    return "".join(out)
+
+
+def profile_table(pairs):
+    rows = []
+    for p in pairs:
+        if not p.train_only_ops and not p.phases:
+            continue
+        ops = "; ".join(f"{n} ({fcount(c)} calls, {fnum((us or 0) / 1e3)} ms)"
+                        for n, c, us in p.train_only_ops) or "—"
+        total = sum(p.phases.values())
+        phases = ", ".join(f"{k} {v / total:.0%}" for k, v in p.phases.items()) \
+            if total > 0 else "—"
+        rows.append(f"<tr><td>{e(p.model)}</td><td class=\"wrap\">{e(ops)}</td>"
+                    f"<td>{e(phases)}</td></tr>")
+    if not rows:
+        return ("<h3>Host ops only in Train (profiles)</h3><p><i>No profile file of these "
+                "instances was found (or none had top_ops_host).</i></p>")
+    return ("<h3>Host ops only in Train (profiles)</h3><p>The top 3 ops by self host time "
+            "in the Train profile that the Eval profile does not list, and the Train step's "
+            "host time by phase.</p>"
+            + table(["model", "ops only in Train (self host time per profile)",
+                     "Train host time by phase"], rows))
+
+
+# --- 3. batch searches -----------------------------------------------------
+
+def batch_searches(search_files):
+    out = []
+    for sf in search_files:
+        ctx, st = sf.context, sf.settings
+        settings = ", ".join(f"{k} {v}" for k, v in st.items()
+                             if isinstance(v, (int, float, str)) and k not in ("device", "torchbench"))
+        out.append(f"<h3><code>{e(os.path.basename(sf.path))}</code></h3><p>device "
+                   f"{e(ctx.get('device_name') or '—')} ({e(ctx.get('torchbench_device') or '—')}"
+                   f"), precision {e(ctx.get('precision') or '—')}"
+                   + (f"; settings: {e(settings)}" if settings else "") + "</p>")
+        figures = []
+        for s in sf.searches:
+            probes = [(float(p["batch_size"]), number(p.get("samples_per_s")),
+                       str(p.get("status") or "?")) for p in s.probes]
+            svg = plots.batch_curve(f"{s.model} {s.mode}", probes,
+                                    number(s.summary.get("b_knee")),
+                                    number(s.summary.get("b_peak")))
+            if svg:
+                figures.append(f"<figure>{svg}</figure>")
+        if figures:
+            out.append('<div class="plots">' + "".join(figures) + "</div>")
+        rows = []
+        for s in sf.searches:
+            m = s.summary
+            failed = [p for p in s.probes if p.get("status") != "ok"]
+            fail_text = ", ".join(f"{fcount(number(p['batch_size']))}: {p.get('status')}"
+                                  for p in failed) or "—"
+            rows.append(f"<tr><td>{e(s.model)}</td><td>{e(s.mode)}</td>"
+                        + "".join(td(fcount(number(m.get(k))))
+                                  for k in ("b_knee", "b_peak"))
+                        + td(fnum(number(m.get("peak_samples_per_s"))))
+                        + "".join(td(fcount(number(m.get(k)))) for k in ("b_max_ok", "oom_edge"))
+                        + f"<td>{e(m.get('stopped_by') or '—')}</td>"
+                        + td(str(len(s.probes))) + f'<td class="wrap">{e(fail_text)}</td></tr>')
+        out.append(table(["model", "mode", "knee batch", "peak batch", "peak samples/s",
+                          "largest ok", "OOM edge", "stopped by", "probes", "failed probes"],
+                         rows, num=(2, 3, 4, 5, 6, 8)))
+        rows = []
+        for device, models in sf.suggested.items():
+            for model, sizes in (models.items() if isinstance(models, dict) else []):
+                text = ", ".join(f"{k} {v}" for k, v in sizes.items()) \
+                    if isinstance(sizes, dict) else str(sizes)
+                rows.append(f"<tr><td>{e(device)}</td><td>{e(model)}</td>"
+                            f"<td>{e(text)}</td></tr>")
+        if rows:
+            out.append("<p>Suggested batch sizes:</p>"
+                       + table(["device", "model", "batch sizes"], rows))
+    return "".join(out)
+
+
+# --- 4. B against A --------------------------------------------------------
+
+METRICS = [("time", "step time (ms)", lambda i: i.time_ms, fnum, 1),
+           ("rate", "samples/s", lambda i: i.samples_per_s(), fnum, -1),
+           ("mem", "peak memory (MiB)", lambda i: i.get("peak_mem"), fmib, 1),
+           ("ops", "aten ops/step", lambda i: i.ops(), fcount, 1)]
+
+
+def compare_rows(a, b):
+    rows = []
+    names = [i.name for i in sorted(a.instances, key=lambda i: i.sort_key())]
+    names += [i.name for i in sorted(b.instances, key=lambda i: i.sort_key())
+              if i.name not in a.by_name]
+    for name in names:
+        ia, ib = a.by_name.get(name), b.by_name.get(name)
+        row = {"name": name, "a": ia, "b": ib}
+        for key, _, get, _, _ in METRICS:
+            va = get(ia) if ia is not None and ia.ok else None
+            vb = get(ib) if ib is not None and ib.ok else None
+            row[key + "_ab"] = (va, vb)
+            row[key] = vb / va if va and vb is not None else None
+        rows.append(row)
+    return rows
+
+
+def comparison(a, b):
+    rows_out = []
+    data = compare_rows(a, b)
+    for r in data:
+        cells = [f"<td>{e(r['name'])}</td>"]
+        ia, ib = r["a"], r["b"]
+        if ia is None or ib is None:
+            status = f"only in {'B' if ia is None else 'A'}"
+        else:
+            errors = [(side, i.error) for side, i in (("A", ia), ("B", ib)) if not i.ok]
+            if len(errors) == 2 and errors[0][1] == errors[1][1]:
+                errors = [("A and B", errors[0][1])]
+            status = "; ".join(f"errored in {side}: {msg}" for side, msg in errors)
+        for key, _, _, fmt, direction in METRICS:
+            va, vb = r[key + "_ab"]
+            q = r[key]
+            cls = "num"
+            if q is not None and abs(q - 1) > 0.05:
+                cls = "num bad" if (q - 1) * direction > 0 else "num good"
+            cells += [td(fmt(va)), td(fmt(vb)),
+                      td("—" if q is None else f"{q:.3f}", cls=cls)]
+        cells.append(f'<td class="err">{e(status)}</td>' if status else "<td></td>")
+        rows_out.append(f"<tr>{''.join(cells)}</tr>")
+    head = ('<tr><th rowspan="2">instance</th>'
+            + "".join(f'<th colspan="3" class="group">{e(label)}</th>'
+                      for _, label, _, _, _ in METRICS)
+            + '<th rowspan="2">note</th></tr><tr>'
+            + '<th class="num">A</th><th class="num">B</th><th class="num">B/A</th>' * len(METRICS)
+            + "</tr>")
+    out = ["<p>Instances matched by name. B/A beyond ±5 % is highlighted: red where B is "
+           "worse (slower, fewer samples/s, more memory or ops), green where better.</p>",
+           f'<table class="compare">{head}{"".join(rows_out)}</table>',
+           plots.compare_bars([(r["name"], r["time"]) for r in data])]
+    return "".join(out)
+
+
+# --- legend and page -------------------------------------------------------
+
+LEGEND = [
+    ("step time", "real_time in ms per step: the median of the repetitions when the run had "
+     "them, else the mean of the iterations; device time on GPUs."),
+    ("samples/s", "items_per_second: samples per measured second."),
+    ("peak memory", "peak_mem: the allocator's peak over the measured steps; MiB = 2²⁰ bytes."),
+    ("GPU idle", "gpu_idle_pct: share of the per-step GPU window with no kernel or copy "
+     "running (hover: host wait, kernel wait, other); “—” on CPU."),
+    ("aten ops/step", "aten_ops_per_step (--torchbench_profile), else aten_ops "
+     "(--torchbench_count_ops)."),
+    ("would-sync/step", "would_sync_per_step: ops that would force a host-device sync on a "
+     "GPU; the CPU proxy for syncs_per_step."),
+    ("ratios", "train ÷ eval: time per sample; ops and kernels per step. B/A: run B ÷ run A."),
+    ("knee, peak", "batch search: the knee and the highest-throughput batch as the search "
+     "reports them; red crosses are failed probes (OOM, error, crash, timeout)."),
+]
+
+
+def flags_nowrap(text):
+    """Command-line flags in escaped text as code that does not break at its dashes."""
+    return re.sub(r"--[a-z_]+", lambda m: f'<code class="nw">{m.group(0)}</code>', text)
+
+
+def legend():
+    metrics = [f"<tr><th>{e(k)}</th><td>{flags_nowrap(e(v))}</td></tr>" for k, v in LEGEND]
+    rules = [f"<tr><th>{badge(rule)}</th><td>{e(why)}</td></tr>"
+             for rule, (_, why) in RULES.items()]
+    return ('<div class="legend"><table><tr><th colspan="2">metrics</th></tr>'
+            + "".join(metrics) + '</table><table><tr><th colspan="2">flag rules (section 2)'
+            "</th></tr>" + "".join(rules) + "</table></div>")
+
+
+def render(title, analyses, search_files, domain_of, warnings, profiles=False):
+    sections = []
+    if analyses:
+        run, pairs, flags = analyses[0]
+        sections.append(("domains", "Results by domain", domain_tables(run, domain_of)))
+        sections.append(("train-eval", "Train against eval",
+                         train_eval(run, pairs, flags, domain_of, profiles)))
+    if search_files:
+        sections.append(("batch", "Throughput against batch size", batch_searches(search_files)))
+    if len(analyses) == 2:
+        sections.append(("compare", "B against A", comparison(analyses[0][0], analyses[1][0])))
+    sections.append(("legend", "Legend", legend()))
+    nav = "<nav>" + "".join(f'<a href="#{sid}">{n}. {e(name)}</a>'
+                            for n, (sid, name, _) in enumerate(sections, 1)) + "</nav>"
+    body = [summary(title, analyses, search_files, domain_of, warnings), nav]
+    for n, (sid, name, content) in enumerate(sections, 1):
+        body.append(f'<section id="{sid}"><h2>{n}. {e(name)}</h2>{content}</section>')
+    return page(title, "\n".join(body), extra_css=CSS + plots.PLOT_CSS)

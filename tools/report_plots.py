@@ -1,0 +1,214 @@
+"""The plots of the HTML report (tools/report.py), each drawn by matplotlib as
+SVG and returned as a string to put inline in the page: text stays text, no
+font or image is embedded or linked, and every id is made unique per plot so
+that several plots live in one document."""
+
+import io
+import itertools
+import math
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+
+BLUE, ORANGE, RED, GREEN, GREY = "#3b6ea8", "#d9822b", "#c0392b", "#2e8b57", "#9aa3ad"
+STYLE = {
+    "svg.fonttype": "none",      # <text>, not glyph outlines
+    "svg.hashsalt": "torchbench-report",
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica", "Liberation Sans"],
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.edgecolor": "#8c959f",
+    "axes.titlesize": 9.5,
+    "axes.titleweight": "bold",
+    "axes.labelcolor": "#333333",
+    "xtick.color": "#444444",
+    "ytick.color": "#444444",
+    "grid.color": "#e4e7eb",
+    "grid.linewidth": 0.8,
+}
+# What matplotlib's SVG files say in a <style> of their own, scoped to the plots.
+PLOT_CSS = "svg.plot *{stroke-linejoin:round;stroke-linecap:butt}"
+_ids = itertools.count(1)
+
+
+def to_svg(fig, label):
+    """The figure as an inline <svg> element, closed."""
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.06,
+                metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+    plt.close(fig)
+    text = buf.getvalue()
+    text = text[text.index("<svg"):]
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
+    # matplotlib's <style> would apply to the whole page: PLOT_CSS scopes it.
+    text = re.sub(r"<style[^>]*>.*?</style>\s*", "", text, flags=re.S)
+    prefix = f"p{next(_ids)}-"
+    text = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', text)
+    text = re.sub(r'url\(#([^)]+)\)', lambda m: f"url(#{prefix}{m.group(1)})", text)
+    text = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}{m.group(1)}"', text)
+    # Scales down with the window; role and label for screen readers.
+    label = label.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;")
+    return text.replace("<svg ", f'<svg role="img" aria-label="{label}" class="plot" ', 1)
+
+
+def _text(s):
+    """Plain text for matplotlib: a $ would start mathtext."""
+    return str(s).replace("$", r"\$")
+
+
+def _fig(width, height):
+    # Called inside plt.rc_context(STYLE), which must also hold at savefig.
+    return plt.figure(figsize=(width, height))
+
+
+def ratio_bars(items, low=2.0, high=4.0, typical=3.0):
+    """items: [(model, train/eval ratio)]: horizontal bars, the typical band shaded."""
+    items = [(m, r) for m, r in items if r is not None]
+    if not items:
+        return ""
+    with plt.rc_context(STYLE):
+        fig = _fig(6.4, 0.9 + 0.24 * len(items))
+        ax = fig.add_subplot()
+        names = [_text(m) for m, _ in items][::-1]
+        values = [r for _, r in items][::-1]
+        colors = [BLUE if low <= r <= high else ORANGE for r in values]
+        y = range(len(values))
+        # A log axis when one model's ratio would squash the others' bars.
+        log = max(values) > 12 or min(values) < 0.5
+        base = min(0.5, min(values) / 1.5) if log else 0.0
+        ax.barh(y, [v - base for v in values], left=base, color=colors, height=0.65)
+        top = max(max(values) * (1.6 if log else 1.15), high * 1.25)
+        if log:
+            ax.set_xscale("log")
+            ticks = [t for t in (0.25, 0.5, 1, 2, 3, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+                     if base <= t <= top]
+            ax.xaxis.set_major_locator(FixedLocator(ticks))
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.axvspan(low, high, color="#3b6ea8", alpha=0.07, lw=0)
+        ax.axvline(typical, color="#555555", lw=0.8, ls="--")
+        ax.text(typical, len(values) - 0.35, " typical ~3×", fontsize=8, color="#555555",
+                va="bottom")
+        for yi, v in zip(y, values):
+            ax.text(v * 1.04 if log else v + top * 0.01, yi, f"{v:.2f}×", va="center",
+                    fontsize=8, color="#333333")
+        ax.set_yticks(list(y), names)
+        ax.set_xlim(base, top)
+        ax.set_ylim(-0.6, len(values) - 0.1 + 0.6)
+        ax.set_xlabel("train step / eval step, per sample (×" + (", log scale)" if log else ")"))
+        ax.grid(axis="x")
+        ax.set_axisbelow(True)
+        return to_svg(fig, "train/eval time ratio per model")
+
+
+def gpu_breakdown(items):
+    """items: [(instance name, {counter: pct})]: where each step's GPU window goes."""
+    parts = [("gpu_active_pct", "kernels", BLUE), ("gpu_memcpy_pct", "memcpy", "#8e6cc0"),
+             ("gpu_idle_host_wait_pct", "idle: host wait", ORANGE),
+             ("gpu_idle_kernel_wait_pct", "idle: kernel wait", "#e3b34c"),
+             ("gpu_idle_other_pct", "idle: other", GREY)]
+    if not items:
+        return ""
+    with plt.rc_context(STYLE):
+        fig = _fig(7.2, 1.1 + 0.24 * len(items))
+        ax = fig.add_subplot()
+        names = [_text(n) for n, _ in items][::-1]
+        left = [0.0] * len(items)
+        for key, label, color in parts:
+            vals = [c.get(key) or 0.0 for _, c in items][::-1]
+            ax.barh(range(len(items)), vals, left=left, color=color, height=0.65, label=label)
+            left = [a + b for a, b in zip(left, vals)]
+        ax.set_yticks(range(len(items)), names)
+        ax.set_xlim(0, max(100.0, max(left)))
+        ax.set_xlabel("share of the per-step GPU window (%)")
+        ax.legend(ncol=5, loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False,
+                  fontsize=8, handlelength=1.2, columnspacing=1.0)
+        ax.grid(axis="x")
+        ax.set_axisbelow(True)
+        return to_svg(fig, "GPU step window breakdown per instance")
+
+
+def _log2_axis(ax, batches):
+    ax.set_xscale("log", base=2)
+    lo, hi = min(batches), max(batches)
+    ticks = [2 ** k for k in range(int(math.floor(math.log2(lo))),
+                                   int(math.ceil(math.log2(hi))) + 1)]
+    if len(ticks) > 7:
+        step = math.ceil(len(ticks) / 7)
+        ticks = ticks[::step]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlim(lo / 1.4, hi * 1.4)
+
+
+def batch_curve(title, probes, knee=None, peak=None):
+    """probes: [(batch, samples/s or None, status)]: throughput against batch size."""
+    if not probes:
+        return ""
+    with plt.rc_context(STYLE):
+        fig = _fig(3.3, 2.3)
+        ax = fig.add_subplot()
+        good = [(b, s) for b, s, st in probes if st == "ok" and s is not None]
+        bad = [(b, st) for b, s, st in probes if st != "ok" or s is None]
+        _log2_axis(ax, [b for b, _, _ in probes])
+        top = max([s for _, s in good] or [1.0]) * 1.18
+        ax.set_ylim(0, top)
+        if good:
+            ax.plot([b for b, _ in good], [s for _, s in good], "-o", color=BLUE, ms=3.5,
+                    lw=1.4)
+        by_batch = dict(good)
+        if knee in by_batch:
+            ax.axvline(knee, color=GREEN, lw=0.9, ls="--")
+            ax.plot([knee], [by_batch[knee]], "D", color=GREEN, ms=6, label=f"knee {knee:g}")
+        if peak in by_batch:
+            ax.plot([peak], [by_batch[peak]], "*", color=ORANGE, ms=11, label=f"peak {peak:g}")
+        for i, (b, status) in enumerate(bad):
+            ax.plot([b], [top * 0.03], "x", color=RED, ms=7, mew=1.8,
+                    label="failed" if i == 0 else None)
+            ax.annotate(status, (b, top * 0.03), textcoords="offset points", xytext=(0, 7),
+                        ha="center", va="bottom", rotation=90, fontsize=7.5, color=RED)
+        ax.set_title(_text(title), loc="left")
+        ax.set_xlabel("batch size (log2)")
+        ax.set_ylabel("samples/s")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10
+                                                   else f"{v:g}"))
+        ax.grid(True)
+        ax.set_axisbelow(True)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="upper left", fontsize=7, frameon=False, handlelength=1.0,
+                      borderaxespad=0.2, labelspacing=0.3)
+        return to_svg(fig, f"throughput against batch size: {title}")
+
+
+def compare_bars(items, band=0.05):
+    """items: [(instance name, B/A time ratio)]: bars from 1, red slower, green faster."""
+    items = [(n, r) for n, r in items if r is not None and r > 0]
+    if not items:
+        return ""
+    with plt.rc_context(STYLE):
+        fig = _fig(7.2, 0.9 + 0.22 * len(items))
+        ax = fig.add_subplot()
+        names = [_text(n) for n, _ in items][::-1]
+        values = [r for _, r in items][::-1]
+        colors = [RED if r > 1 + band else GREEN if r < 1 - band else GREY for r in values]
+        ax.barh(range(len(values)), [v - 1 for v in values], left=1, color=colors, height=0.65)
+        ax.axvline(1, color="#333333", lw=0.9)
+        ax.axvspan(1 - band, 1 + band, color="#999999", alpha=0.12, lw=0)
+        span = max(abs(v - 1) for v in values)
+        span = max(span * 1.25, band * 3)
+        ax.set_xlim(max(0.0, 1 - span), 1 + span)
+        for yi, v in enumerate(values):
+            ax.text(v + (span * 0.015 if v >= 1 else -span * 0.015), yi, f"{v:.3f}",
+                    va="center", ha="left" if v >= 1 else "right", fontsize=7.5, color="#333333")
+        ax.set_yticks(range(len(values)), names)
+        ax.set_xlabel("step time B / A (< 1: B faster; shaded: ±5 %)")
+        ax.grid(axis="x")
+        ax.set_axisbelow(True)
+        return to_svg(fig, "step time ratio B/A per instance")
