@@ -231,11 +231,11 @@ std::string ProfileJson(const std::string& name, const TraceSummary& s,
   }
   out << "}";
   auto table = [&](const char* key, const std::vector<OpStat>& rows,
-                   const char* time_key) {
+                   const char* time_key, int limit) {
     out << ",\n  " << Quote(key) << ": [";
     int shown = 0;
     for (const OpStat& r : rows) {
-      if (shown == top_k) break;
+      if (shown == limit) break;
       out << (shown++ ? ",\n    " : "\n    ") << "{\"name\": " << Quote(r.name)
           << ", \"calls\": " << Number(r.calls / steps) << ", \"" << time_key
           << "\": " << Number(Us(static_cast<double>(r.self_ns)) / steps);
@@ -247,10 +247,13 @@ std::string ProfileJson(const std::string& name, const TraceSummary& s,
     }
     out << (shown ? "\n  ]" : "]");
   };
-  table("top_ops_host", s.ops_by_host, "self_host_us");
+  // Every op, not only the top k: a reader looking for the ops only one
+  // mode runs needs the other mode's whole list.
+  table("top_ops_host", s.ops_by_host, "self_host_us",
+        static_cast<int>(s.ops_by_host.size()));
   if (s.has_device) {
-    table("top_ops_device", s.ops_by_device, "device_us");
-    table("top_kernels", s.kernels, "device_us");
+    table("top_ops_device", s.ops_by_device, "device_us", top_k);
+    table("top_kernels", s.kernels, "device_us", top_k);
   }
   out << "\n}\n";
   return out.str();

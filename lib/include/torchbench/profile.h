@@ -54,7 +54,8 @@ std::map<std::string, double> CountersFromSummary(const TraceSummary& s,
 std::string ProfileTable(const std::string& name, const TraceSummary& s,
                          int top_k);
 
-// The same as JSON (tools/report.py reads it).
+// The same as JSON (tools/report.py reads it), with every op in
+// top_ops_host (the device tables keep the top k).
 std::string ProfileJson(const std::string& name, const TraceSummary& s,
                         const std::map<std::string, double>& counters,
                         int top_k);
