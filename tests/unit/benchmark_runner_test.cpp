@@ -256,6 +256,26 @@ TEST_F(BenchmarkRunnerTest, ErrorsSkipTheirInstanceAndTheRunGoesOn) {
   EXPECT_EQ(ErroredInstances() - errors_before, 6);
 }
 
+TEST_F(BenchmarkRunnerTest, ProfileCountersJoinEachRepetition) {
+  Registry registry;
+  ASSERT_TRUE(registry.Add(Spec("prof"), MakeModel<GoodModel>(), "f", 1).ok());
+  RunOptions options;
+  options.warmup_steps = 0;
+  options.profile_steps = 2;
+  options.filter = "^prof/Eval/";
+  const auto names = RegisterModelBenchmarks(registry, options, nullptr);
+  ASSERT_EQ(names.size(), 1u);
+  CollectingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(
+      &reporter, GoogleBenchmarkFilter(options.filter, names));
+  const auto& run = reporter.by_name.at("prof/Eval/batch_size:8");
+  ASSERT_FALSE(run.error_occurred) << run.error_message;
+  EXPECT_EQ(run.counters.at("aten_ops_per_step").value, 1);  // x * 2
+  EXPECT_EQ(run.counters.at("would_sync_per_step").value, 0);
+  EXPECT_EQ(run.counters.at("profile_steps").value, 2);
+  EXPECT_EQ(run.counters.count("gpu_idle_pct"), 0u);  // CPU: absent
+}
+
 TEST_F(BenchmarkRunnerTest,
        PrecisionsResolvePerModelAndUnrunnableOnesAreSkipped) {
   Registry registry;
