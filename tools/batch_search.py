@@ -72,6 +72,8 @@ import subprocess
 import sys
 import tempfile
 
+import json_file
+
 OK, BAD_INPUT, INTERRUPTED = 0, 2, 130
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_PROGRAM = os.path.join(ROOT, "build", "benchmarks", "torchbench")
@@ -398,24 +400,6 @@ def document(args, context, searches, interrupted):
     return doc
 
 
-def write_atomically(path, doc):
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".batch-search-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as open() would make it, not mkstemp's 0600
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 # ---------------------------------------------------------------------------
 # Command line.
 
@@ -531,7 +515,8 @@ def run(args):
                                        stop_on_plateau=args.stop_on_plateau,
                                        probes=entry["probes"])
                 entry["summary"] = summarize(entry["probes"], stopped_by, args.knee_fraction)
-                write_atomically(args.output, document(args, prober.context, searches, False))
+                json_file.write_atomically(
+                    args.output, document(args, prober.context, searches, False), indent=1)
         except KeyboardInterrupt:
             interrupted = True
             if searches and "summary" not in searches[-1]:
@@ -542,7 +527,8 @@ def run(args):
                     searches.pop()
             log("interrupted: writing what was measured")
     print(table(searches) if searches else "batch-search: nothing measured")
-    write_atomically(args.output, document(args, prober.context, searches, interrupted))
+    json_file.write_atomically(
+        args.output, document(args, prober.context, searches, interrupted), indent=1)
     log(f"wrote {args.output}")
     return INTERRUPTED if interrupted else OK
 

@@ -46,7 +46,8 @@ import json
 import os
 import re
 import sys
-import tempfile
+
+import json_file
 
 OK, MISSING, BAD_INPUT, MISMATCH = 0, 1, 2, 3
 
@@ -284,24 +285,6 @@ def merge(paths, allow_missing=False, strict=False):
     return OK, {"context": context, "benchmarks": rows}
 
 
-def write_atomically(path, doc):
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                               dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=2)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 class Parser(argparse.ArgumentParser):
     def error(self, message):
         self.print_usage(sys.stderr)
@@ -322,7 +305,7 @@ def main(argv=None):
         print(f"merge: {args.output} not written", file=sys.stderr)
         return status
     try:
-        write_atomically(args.output, doc)
+        json_file.write_atomically(args.output, doc)
     except OSError as e:
         print(f"merge: cannot write {args.output}: {e}", file=sys.stderr)
         return BAD_INPUT

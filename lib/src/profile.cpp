@@ -178,24 +178,26 @@ std::string ProfileTable(const std::string& name, const TraceSummary& s,
                Ms(static_cast<double>(r.total_ns)) / steps);
   }
   if (s.has_device) {
-    out << "\ntop ops by device time (kernels they launched)\n"
-           "  launches  device ms    mean us  op\n";
-    shown = 0;
-    for (const OpStat& r : s.ops_by_device) {
-      if (shown++ == top_k) break;
-      out << Row(
-          r.name, r.calls / steps, Ms(static_cast<double>(r.self_ns)) / steps,
-          r.calls > 0 ? Us(static_cast<double>(r.self_ns)) / r.calls : 0.0);
-    }
-    out << "\ntop kernels\n"
-           "     count  device ms    mean us  kernel\n";
-    shown = 0;
-    for (const OpStat& r : s.kernels) {
-      if (shown++ == top_k) break;
-      out << Row(
-          r.name, r.calls / steps, Ms(static_cast<double>(r.self_ns)) / steps,
-          r.calls > 0 ? Us(static_cast<double>(r.self_ns)) / r.calls : 0.0);
-    }
+    // Device tables: launches (or kernels), device ms, mean us per launch.
+    auto device_table = [&](const char* header,
+                            const std::vector<OpStat>& rows) {
+      out << header;
+      int n = 0;
+      for (const OpStat& r : rows) {
+        if (n++ == top_k) break;
+        out << Row(
+            r.name, r.calls / steps, Ms(static_cast<double>(r.self_ns)) / steps,
+            r.calls > 0 ? Us(static_cast<double>(r.self_ns)) / r.calls : 0.0);
+      }
+    };
+    device_table(
+        "\ntop ops by device time (kernels they launched)\n"
+        "  launches  device ms    mean us  op\n",
+        s.ops_by_device);
+    device_table(
+        "\ntop kernels\n"
+        "     count  device ms    mean us  kernel\n",
+        s.kernels);
   }
   return out.str();
 }

@@ -57,6 +57,59 @@ TEST(ProfileTest, SafeFileName) {
   EXPECT_EQ(SafeFileName("a.b-c_d"), "a.b-c_d");
 }
 
+// The GPU side of the counters and tables, from a hand-made summary (no GPU
+// here): two steps, each a 100 ns window with 70 busy, 10 of them memcpy.
+TEST(ProfileTest, GpuCountersAndTablesFromASummary) {
+  TraceSummary s;
+  s.steps = 2;
+  s.aten_ops = 10;
+  s.would_sync = 2;
+  s.has_device = true;
+  s.window_ns = 200;
+  s.busy_ns = 140;
+  s.memcpy_ns = 20;
+  s.idle_ns = 60;
+  s.idle_host_wait_ns = 40;
+  s.idle_kernel_wait_ns = 5;
+  s.idle_other_ns = 15;
+  s.kernel_count = 8;
+  s.memcpy_count = 2;
+  s.sync_count = 1;
+  s.kernel_median_ns = 2500;
+  s.kernels = {{"gemm", 4, 100, 0}, {"relu", 4, 20, 0}};
+  s.ops_by_device = {{"aten::mm", 4, 100, 0}};
+  s.ops_by_host = {{"aten::mm", 4, 1000, 1200}};
+  s.forward = {6, 3000, 120};
+  const auto c = CountersFromSummary(s, /*device_is_gpu=*/true);
+  EXPECT_DOUBLE_EQ(c.at("aten_ops_per_step"), 5);
+  EXPECT_DOUBLE_EQ(c.at("would_sync_per_step"), 1);
+  EXPECT_DOUBLE_EQ(c.at("gpu_busy_pct"), 70);
+  EXPECT_DOUBLE_EQ(c.at("gpu_memcpy_pct"), 10);
+  EXPECT_DOUBLE_EQ(c.at("gpu_active_pct"), 60);
+  EXPECT_DOUBLE_EQ(c.at("gpu_idle_pct"), 30);
+  EXPECT_DOUBLE_EQ(c.at("gpu_idle_host_wait_pct") +
+                       c.at("gpu_idle_kernel_wait_pct") +
+                       c.at("gpu_idle_other_pct"),
+                   c.at("gpu_idle_pct"));
+  EXPECT_DOUBLE_EQ(c.at("kernels_per_step"), 4);
+  EXPECT_DOUBLE_EQ(c.at("memcpy_per_step"), 1);
+  EXPECT_DOUBLE_EQ(c.at("syncs_per_step"), 0.5);
+  EXPECT_DOUBLE_EQ(c.at("kernel_median_us"), 2.5);
+  // The same summary on a CPU run: no GPU counters at all.
+  EXPECT_EQ(CountersFromSummary(s, false).count("gpu_busy_pct"), 0u);
+
+  const std::string table = ProfileTable("m/Train/batch_size:1", s, 1);
+  EXPECT_NE(table.find("top kernels"), std::string::npos);
+  EXPECT_NE(table.find("gemm"), std::string::npos);
+  EXPECT_EQ(table.find("relu"), std::string::npos);  // top 1 only
+  EXPECT_NE(table.find("device ms"), std::string::npos);
+  auto json = json::Parse(ProfileJson("m/Train/batch_size:1", s, c, 1));
+  ASSERT_TRUE(json.ok()) << json.status().message();
+  ASSERT_NE(json->Find("top_kernels"), nullptr);
+  EXPECT_EQ(json->Find("top_kernels")->array.size(), 1u);
+  EXPECT_DOUBLE_EQ(json->Find("counters")->NumberOr("gpu_idle_pct", -1), 30);
+}
+
 TEST(ProfileTest, CpuCountersTraceAndTables) {
   Registry registry;
   ModelSpec spec;
