@@ -58,6 +58,8 @@ constexpr int64_t kNdf = 64;
 constexpr int64_t kNc = 3;
 constexpr int64_t kImageSize = 64;
 constexpr int kNumEpochs = 5;
+// Epochs the golden check records (GoldenOutputs says why not all five).
+constexpr int kGoldenEpochs = 2;
 constexpr double kLr = 2e-4;
 constexpr double kBeta1 = 0.5;
 constexpr int64_t kFixedNoiseBatch = 64;
@@ -224,25 +226,22 @@ class Dcgan final : public Model {
 
   // The reference's eval() and one train() call on filled images and
   // filled per-epoch noise, as tools/golden/adapters/dcgan.py records them.
+  //
+  // In float64, and only the first two of the call's five epochs: on filled
+  // weights the adversarial loop amplifies a 1e-7 relative change of the
+  // inputs to 0.5 in epoch 4's fakes (measured on the reference), so float32
+  // results after the first epoch differ between two machines by more than
+  // 1e-4; two epochs in float64 stay below 1e-10.
   std::map<std::string, torch::Tensor> GoldenOutputs() override {
-    images_ =
-        DeterministicTensor("images", images_.sizes()).to(images_.options());
+    nets_->to(torch::kDouble);  // In place: the optimizers keep the tensors.
+    float_options_ = float_options_.dtype(torch::kDouble);
+    images_ = DeterministicTensor("images", images_.sizes()).to(float_options_);
     std::map<std::string, torch::Tensor> out;
     {
       torch::NoGradGuard no_grad;
       out["eval_output"] = EvalStep();
     }
     TrainStep(&out);
-    RecordEdgeParameters(*nets_->netD, "after_train:netD.",
-                         /*gradients=*/false, &out);
-    RecordEdgeParameters(*nets_->netG, "after_train:netG.",
-                         /*gradients=*/false, &out);
-    for (const auto& buffer : nets_->named_buffers(/*recurse=*/true)) {
-      if (buffer.key() == "netD.main.9.running_var" ||
-          buffer.key() == "netG.main.1.running_mean") {
-        out["after_train:" + buffer.key()] = buffer.value().detach().clone();
-      }
-    }
     return out;
   }
 
@@ -302,12 +301,25 @@ class Dcgan final : public Model {
       }
       optimizer_g_->Step();
 
-      if (golden != nullptr) {
+      if (golden != nullptr && epoch < kGoldenEpochs) {
         const std::string tag = "epoch" + std::to_string(epoch) + ":";
         (*golden)[tag + "errD_real"] = err_d_real.detach();
         (*golden)[tag + "errD_fake"] = err_d_fake.detach();
         (*golden)[tag + "errG"] = err_g.detach();
         (*golden)[tag + "fake"] = fake.detach().clone();
+      }
+      if (golden != nullptr && epoch + 1 == kGoldenEpochs) {
+        RecordEdgeParameters(*net_d, "after_epoch1:netD.",
+                             /*gradients=*/false, golden);
+        RecordEdgeParameters(*net_g, "after_epoch1:netG.",
+                             /*gradients=*/false, golden);
+        for (const auto& buffer : nets_->named_buffers(/*recurse=*/true)) {
+          if (buffer.key() == "netD.main.9.running_var" ||
+              buffer.key() == "netG.main.1.running_mean") {
+            (*golden)["after_epoch1:" + buffer.key()] =
+                buffer.value().detach().clone();
+          }
+        }
       }
     }
     return err_g.detach();
