@@ -363,9 +363,9 @@ ModelSpec DcganSpec() {
     spec.unsupported_precisions.push_back(
         {.precision = p, .reason = banned_bce, .mode = Mode::kTrain});
   }
-  // eval() and one train() call (5 epochs of D and G Adam steps) of the
-  // reference's own code on filled weights, images and noise
-  // (tools/golden/adapters/dcgan.py).
+  // eval() and the first two epochs of one train() call of the reference's
+  // own code on filled weights, images and noise, in float64
+  // (tools/golden/adapters/dcgan.py; GoldenOutputs says why).
   spec.golden_file = "dcgan.golden";
   return spec;
 }
