@@ -9,6 +9,7 @@ classes and its train() run unchanged:
   torchbenchmark.util.model BenchmarkModel: stores test, device, batch_size,
                             extra_args as the real base class does
   torchbenchmark.util.env_check.set_random_seed
+  torchbenchmark.DATA_PATH    the data folder path (never opened)
 """
 
 import importlib
@@ -75,6 +76,9 @@ def load_model_package(root, name, absent=()):
         package = types.ModuleType("torchbenchmark")
         package.__path__ = [str(root / "torchbenchmark")]
         package.REPO_PATH = str(root)
+        # Read at import by models with bundled inputs (pytorch_stargan); the
+        # golden path never opens it.
+        package.DATA_PATH = str(root / "torchbenchmark" / "data" / ".data")
         sys.modules["torchbenchmark"] = package
         util = types.ModuleType("torchbenchmark.util")
         util.__path__ = [str(root / "torchbenchmark" / "util")]
@@ -181,3 +185,19 @@ def record_two_train_steps(net, optimizer, criterion, train, results):
         recorder.close()
     results.update(recorder.results)
     record_edges(net, "after_2_steps:", results)
+
+
+def stub_torchtext_legacy():
+    """Empty stand-ins for the torchtext-legacy classes some references import
+    at module level (attention_is_all_you_need_pytorch's train.py, which
+    nvidia_deeprecommender imports too); torchtext is not installed."""
+    names = {"field": ["Field"], "data": ["Dataset"], "iterator": ["BucketIterator"],
+             "translation": ["TranslationDataset"]}
+    package = types.ModuleType("torchbenchmark.util.torchtext_legacy")
+    package.__path__ = []
+    sys.modules[package.__name__] = package
+    for module_name, classes in names.items():
+        module = types.ModuleType(f"{package.__name__}.{module_name}")
+        for cls in classes:
+            setattr(module, cls, type(cls, (), {}))
+        sys.modules[module.__name__] = module

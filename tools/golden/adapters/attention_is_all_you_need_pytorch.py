@@ -11,7 +11,6 @@ The reference's own _preprocess, patch_src and patch_trg then turn it into
 (src_seq, trg_seq, gold) as they would a real batch.
 """
 
-import sys
 import types
 
 import fill
@@ -58,21 +57,8 @@ def synthetic_sequences(prefix, batch_size):
     return seq.t().contiguous()
 
 
-def _stub_torchtext_legacy():
-    names = {"field": ["Field"], "data": ["Dataset"], "iterator": ["BucketIterator"],
-             "translation": ["TranslationDataset"]}
-    package = types.ModuleType("torchbenchmark.util.torchtext_legacy")
-    package.__path__ = []
-    sys.modules[package.__name__] = package
-    for module_name, classes in names.items():
-        module = types.ModuleType(f"{package.__name__}.{module_name}")
-        for cls in classes:
-            setattr(module, cls, type(cls, (), {}))
-        sys.modules[module.__name__] = module
-
-
 def load(root):
-    _stub_torchtext_legacy()
+    reference.stub_torchtext_legacy()
     package = reference.load_model_package(root, MODEL)
 
     def synthetic_dataloaders(opt, device):
