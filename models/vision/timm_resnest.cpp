@@ -268,7 +268,11 @@ ModelSpec Spec() {
   spec.reference_parameters = 10611688;
   spec.reference_buffers = 22359;
   spec.python_reference = "timm:resnest14d";
-  spec.reference_input_shape = {2, 3, 224, 224};  // default_cfg input_size
+  // default_cfg input_size, at batch 4: at batch 2 split attention's
+  // train-mode BatchNorm over pooled 1x1 maps sees two values per channel
+  // and amplifies summation-order noise, so the train output moved 4e-4
+  // between one and two intra-op threads; at batch 4 it moves 6e-6.
+  spec.reference_input_shape = {4, 3, 224, 224};
   return spec;
 }
 
