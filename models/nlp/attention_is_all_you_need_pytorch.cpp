@@ -64,6 +64,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace attention_is_all_you_need_pytorch_model {
 namespace {
 
 using torch::indexing::Slice;
@@ -503,4 +504,5 @@ ModelSpec Spec() {
 
 TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<AttentionIsAllYouNeed>());
 
+}  // namespace attention_is_all_you_need_pytorch_model
 }  // namespace torchbench

@@ -36,6 +36,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace bert_pytorch_model {
 namespace {
 
 using torch::indexing::None;
@@ -608,4 +609,5 @@ ModelSpec BertPytorchSpec() {
 
 TORCHBENCH_REGISTER_MODEL(BertPytorchSpec(), MakeModel<BertPytorch>());
 
+}  // namespace bert_pytorch_model
 }  // namespace torchbench

@@ -72,6 +72,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace fambench_xlmr_model {
 namespace {
 
 constexpr int64_t kEmbedDim = 1024;
@@ -467,4 +468,5 @@ ModelSpec Spec() {
 
 TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<FambenchXlmr>());
 
+}  // namespace fambench_xlmr_model
 }  // namespace torchbench

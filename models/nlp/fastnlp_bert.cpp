@@ -71,6 +71,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace fastnlp_bert_model {
 namespace {
 
 using fastnlp_bert::BertModel;
@@ -488,4 +489,5 @@ ModelSpec Spec() {
 
 TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<FastNlpBert>());
 
+}  // namespace fastnlp_bert_model
 }  // namespace torchbench

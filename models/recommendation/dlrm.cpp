@@ -22,6 +22,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace dlrm_model {
 namespace {
 
 constexpr int64_t kNumTables = 8;
@@ -374,4 +375,5 @@ ModelSpec DlrmSpec() {
 
 TORCHBENCH_REGISTER_MODEL(DlrmSpec(), MakeModel<Dlrm>());
 
+}  // namespace dlrm_model
 }  // namespace torchbench

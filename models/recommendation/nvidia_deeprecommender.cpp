@@ -41,6 +41,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace nvidia_deeprecommender_model {
 namespace {
 
 namespace F = torch::nn::functional;
@@ -218,4 +219,5 @@ ModelSpec NvidiaDeeprecommenderSpec() {
 TORCHBENCH_REGISTER_MODEL(NvidiaDeeprecommenderSpec(),
                           MakeModel<NvidiaDeeprecommender>());
 
+}  // namespace nvidia_deeprecommender_model
 }  // namespace torchbench

@@ -51,6 +51,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace soft_actor_critic_model {
 namespace {
 
 namespace F = torch::nn::functional;
@@ -585,4 +586,5 @@ ModelSpec SoftActorCriticSpec() {
 
 TORCHBENCH_REGISTER_MODEL(SoftActorCriticSpec(), MakeModel<SoftActorCritic>());
 
+}  // namespace soft_actor_critic_model
 }  // namespace torchbench

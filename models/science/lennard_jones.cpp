@@ -40,6 +40,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace lennard_jones_model {
 namespace {
 
 namespace F = torch::nn::functional;
@@ -183,4 +184,5 @@ ModelSpec LennardJonesSpec() {
 
 TORCHBENCH_REGISTER_MODEL(LennardJonesSpec(), MakeModel<LennardJones>());
 
+}  // namespace lennard_jones_model
 }  // namespace torchbench

@@ -16,6 +16,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace pyhpc_equation_of_state_model {
 namespace {
 
 // Coefficients v01..v48 of the 48-term specific-volume expression, digit for
@@ -313,4 +314,5 @@ ModelSpec PyhpcEquationOfStateSpec() {
 TORCHBENCH_REGISTER_MODEL(PyhpcEquationOfStateSpec(),
                           MakeModel<PyhpcEquationOfState>());
 
+}  // namespace pyhpc_equation_of_state_model
 }  // namespace torchbench

@@ -72,6 +72,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace speech_transformer_model {
 namespace {
 
 using speech_transformer::Hypothesis;
@@ -358,4 +359,5 @@ ModelSpec Spec() {
 
 TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<SpeechTransformer>());
 
+}  // namespace speech_transformer_model
 }  // namespace torchbench

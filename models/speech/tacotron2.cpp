@@ -68,6 +68,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace tacotron2_model {
 namespace {
 
 namespace F = torch::nn::functional;
@@ -285,4 +286,5 @@ ModelSpec Spec() {
 
 TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<Tacotron2>());
 
+}  // namespace tacotron2_model
 }  // namespace torchbench

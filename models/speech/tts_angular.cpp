@@ -53,6 +53,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace tts_angular_model {
 namespace {
 
 namespace F = torch::nn::functional;
@@ -293,4 +294,5 @@ ModelSpec Spec() {
 
 TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<TtsAngular>());
 
+}  // namespace tts_angular_model
 }  // namespace torchbench

@@ -16,6 +16,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace alexnet_model {
 namespace {
 
 torch::nn::ReLU Relu() {
@@ -96,4 +97,5 @@ TORCHBENCH_REGISTER_MODEL(AlexNetSpec(),
                             return AlexNet();
                           }));
 
+}  // namespace alexnet_model
 }  // namespace torchbench

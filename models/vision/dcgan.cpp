@@ -47,6 +47,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace dcgan_model {
 namespace {
 
 namespace F = torch::nn::functional;
@@ -374,4 +375,5 @@ ModelSpec DcganSpec() {
 
 TORCHBENCH_REGISTER_MODEL(DcganSpec(), MakeModel<Dcgan>());
 
+}  // namespace dcgan_model
 }  // namespace torchbench

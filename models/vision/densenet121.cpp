@@ -22,6 +22,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace densenet121_model {
 namespace {
 
 struct DenseNetOptions {
@@ -207,4 +208,5 @@ TORCHBENCH_REGISTER_MODEL(DenseNet121Spec(),
                             return DenseNet(DenseNetOptions());
                           }));
 
+}  // namespace densenet121_model
 }  // namespace torchbench

@@ -18,6 +18,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace mnasnet_model {
 namespace {
 
 using common::Activation;
@@ -150,4 +151,5 @@ TORCHBENCH_REGISTER_MODEL(MNASNet10Spec(),
                             return MNASNet(MNASNetOptions().alpha(1.0));
                           }));
 
+}  // namespace mnasnet_model
 }  // namespace torchbench

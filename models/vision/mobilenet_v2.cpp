@@ -18,6 +18,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace mobilenet_v2_model {
 namespace {
 
 using common::Activation;
@@ -129,4 +130,5 @@ TORCHBENCH_REGISTER_MODEL(MobileNetV2Spec(),
                             return MobileNetV2(MobileNetV2Options());
                           }));
 
+}  // namespace mobilenet_v2_model
 }  // namespace torchbench

@@ -17,6 +17,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace mobilenet_v3_model {
 namespace {
 
 using common::Activation;
@@ -160,4 +161,5 @@ TORCHBENCH_REGISTER_MODEL(MobileNetV3LargeSpec(),
                             return MobileNetV3(LargeOptions());
                           }));
 
+}  // namespace mobilenet_v3_model
 }  // namespace torchbench

@@ -24,6 +24,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace phlippe_densenet_model {
 namespace {
 
 // DenseNet.__init__'s defaults, which the benchmark uses.
@@ -193,4 +194,5 @@ TORCHBENCH_REGISTER_MODEL(
                           path));
                 }));
 
+}  // namespace phlippe_densenet_model
 }  // namespace torchbench

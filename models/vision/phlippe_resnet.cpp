@@ -24,6 +24,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace phlippe_resnet_model {
 namespace {
 
 // ResNetModel.__init__'s defaults, which the benchmark uses.
@@ -162,4 +163,5 @@ TORCHBENCH_REGISTER_MODEL(
               path));
         }));
 
+}  // namespace phlippe_resnet_model
 }  // namespace torchbench

@@ -48,6 +48,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace pytorch_stargan_model {
 namespace {
 
 namespace F = torch::nn::functional;
@@ -407,4 +408,5 @@ ModelSpec PytorchStarganSpec() {
 
 TORCHBENCH_REGISTER_MODEL(PytorchStarganSpec(), MakeModel<PytorchStargan>());
 
+}  // namespace pytorch_stargan_model
 }  // namespace torchbench

@@ -26,6 +26,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace resnet_model {
 namespace {
 
 enum class ResNetBlock { kBasic, kBottleneck };
@@ -312,4 +313,5 @@ TORCHBENCH_REGISTER_MODEL(ResNetSpec("resnext50_32x4d", 8, 8, 25028904, 68277),
                                          .groups(32)
                                          .width_per_group(4)));
 
+}  // namespace resnet_model
 }  // namespace torchbench

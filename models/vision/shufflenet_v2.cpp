@@ -19,6 +19,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace shufflenet_v2_model {
 namespace {
 
 using common::Activation;
@@ -176,4 +177,5 @@ TORCHBENCH_REGISTER_MODEL(ShuffleNetV2X10Spec(),
                             return ShuffleNetV2(ShuffleNetV2Options());
                           }));
 
+}  // namespace shufflenet_v2_model
 }  // namespace torchbench

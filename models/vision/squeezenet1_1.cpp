@@ -25,6 +25,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace squeezenet1_1_model {
 namespace {
 
 torch::nn::Conv2d Conv(int64_t in, int64_t out, int64_t kernel,
@@ -199,4 +200,5 @@ ModelSpec SqueezeNetSpec() {
 
 TORCHBENCH_REGISTER_MODEL(SqueezeNetSpec(), MakeSqueezeNet);
 
+}  // namespace squeezenet1_1_model
 }  // namespace torchbench

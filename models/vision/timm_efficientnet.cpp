@@ -22,6 +22,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace timm_efficientnet_model {
 namespace {
 
 torch::nn::Conv2d Conv(int64_t in, int64_t out, int64_t kernel,
@@ -262,4 +263,5 @@ TORCHBENCH_REGISTER_MODEL(Spec(), common::MakeTimmClassifier<EfficientNet>(
                                        .num_classes = 1000,
                                        .no_weight_decay = {}}));
 
+}  // namespace timm_efficientnet_model
 }  // namespace torchbench

@@ -25,6 +25,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace timm_nfnet_model {
 namespace {
 
 // timm's _nonlin_gamma["gelu"]: rescales GELU output to unit variance.
@@ -294,4 +295,5 @@ TORCHBENCH_REGISTER_MODEL(
                                                .num_classes = 1000,
                                                .no_weight_decay = {}}));
 
+}  // namespace timm_nfnet_model
 }  // namespace torchbench

@@ -16,6 +16,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace timm_regnet_model {
 namespace {
 
 using common::ConvNormAct;
@@ -184,4 +185,5 @@ TORCHBENCH_REGISTER_MODEL(
                                                 .num_classes = 1000,
                                                 .no_weight_decay = {}}));
 
+}  // namespace timm_regnet_model
 }  // namespace torchbench

@@ -22,6 +22,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace timm_resnest_model {
 namespace {
 
 // resnest14d's arguments to timm's ResNet and ResNestBottleneck.
@@ -286,4 +287,5 @@ TORCHBENCH_REGISTER_MODEL(
                                                  .num_classes = 1000,
                                                  .no_weight_decay = {}}));
 
+}  // namespace timm_resnest_model
 }  // namespace torchbench

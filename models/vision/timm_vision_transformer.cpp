@@ -7,6 +7,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace timm_vision_transformer_model {
 namespace {
 
 ModelSpec Spec() {
@@ -47,4 +48,5 @@ TORCHBENCH_REGISTER_MODEL(Spec(),
                                .num_classes = 1000,
                                .no_weight_decay = common::VitNoWeightDecay()}));
 
+}  // namespace timm_vision_transformer_model
 }  // namespace torchbench

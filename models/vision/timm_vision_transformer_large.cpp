@@ -14,6 +14,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace timm_vision_transformer_large_model {
 namespace {
 
 ModelSpec Spec() {
@@ -68,4 +69,5 @@ TORCHBENCH_REGISTER_MODEL(Spec(),
                                .num_classes = 1000,
                                .no_weight_decay = common::VitNoWeightDecay()}));
 
+}  // namespace timm_vision_transformer_large_model
 }  // namespace torchbench

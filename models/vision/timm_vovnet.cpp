@@ -17,6 +17,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace timm_vovnet_model {
 namespace {
 
 using common::ConvNormAct;
@@ -160,4 +161,5 @@ TORCHBENCH_REGISTER_MODEL(
                                                 .num_classes = 1000,
                                                 .no_weight_decay = {}}));
 
+}  // namespace timm_vovnet_model
 }  // namespace torchbench

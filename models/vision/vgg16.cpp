@@ -19,6 +19,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
+namespace vgg16_model {
 namespace {
 
 // torchvision's cfgs["D"]: output channels of each 3x3 conv, kMaxPool for
@@ -131,4 +132,5 @@ TORCHBENCH_REGISTER_MODEL(Vgg16Spec(),
                             return Vgg(Vgg16Config());
                           }));
 
+}  // namespace vgg16_model
 }  // namespace torchbench
