@@ -83,11 +83,8 @@ struct IsoneutralInputs {
 };
 
 // The seven tensors isoneutral_diffusion_pre returns, by its names.
-const std::vector<std::string>& OutputNames() {
-  static const std::vector<std::string> names = {
-      "K_11", "K_22", "K_33", "Ai_ez", "Ai_nz", "Ai_bx", "Ai_by"};
-  return names;
-}
+constexpr const char* kOutputNames[] = {"K_11",  "K_22",  "K_33", "Ai_ez",
+                                        "Ai_nz", "Ai_bx", "Ai_by"};
 
 // isoneutral_diffusion_pre, statement for statement. `torch.min(a, b)` and
 // `torch.max(a, b)` of two tensors are torch::minimum / torch::maximum, and
@@ -383,7 +380,7 @@ class PyhpcIsoneutralMixing final : public Model {
     const std::vector<torch::Tensor> outputs = model_->forward(in);
     std::map<std::string, torch::Tensor> golden;
     for (size_t i = 0; i < outputs.size(); ++i) {
-      golden[OutputNames()[i]] = outputs[i];
+      golden[kOutputNames[i]] = outputs[i];
     }
     return golden;
   }

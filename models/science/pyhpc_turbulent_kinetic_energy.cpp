@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/pyhpc_inputs.h"
@@ -41,14 +42,8 @@ using torch::indexing::Ellipsis;
 using torch::indexing::None;
 using torch::indexing::Slice;
 
-const Slice kAll;             // :
-const Slice kHead(None, -1);  // :-1
-const Slice kTail(1, None);   // 1:
-const Slice kInner(1, -1);    // 1:-1
-const Slice kCore(2, -2);     // 2:-2
-const Slice kWestOf(1, -3);   // 1:-3
-const Slice kPlus1(2, -1);    // 2:-1
-const Slice kMinus1(1, -2);   // 1:-2
+// Slices are written out as in the reference: Slice(2, -2) is `2:-2`,
+// Slice() is `:`.
 
 // Python evaluates `scalar / tensor` as `tensor.reciprocal() * scalar`
 // (and `scalar - tensor` as torch.rsub); doing the same keeps the
@@ -96,15 +91,15 @@ std::pair<torch::Tensor, torch::Tensor> SolveImplicit(
     const torch::Tensor& ks, const torch::Tensor& a, const torch::Tensor& b,
     const torch::Tensor& c, const torch::Tensor& d,
     const torch::Tensor& b_edge) {
-  const torch::Tensor land_mask = (ks >= 0).index({kAll, kAll, None});
+  const torch::Tensor land_mask = (ks >= 0).index({Slice(), Slice(), None});
   const torch::Tensor edge_mask =
       land_mask &
       (torch::arange(a.size(2), torch::TensorOptions().device(ks.device()))
-           .index({None, None, kAll}) == ks.index({kAll, kAll, None}));
+           .index({None, None, Slice()}) == ks.index({Slice(), Slice(), None}));
   const torch::Tensor water_mask =
       land_mask &
       (torch::arange(a.size(2), torch::TensorOptions().device(ks.device()))
-           .index({None, None, kAll}) >= ks.index({kAll, kAll, None}));
+           .index({None, None, Slice()}) >= ks.index({Slice(), Slice(), None}));
 
   const torch::Tensor a_tri = water_mask * a * torch::logical_not(edge_mask);
   torch::Tensor b_tri = torch::where(water_mask, b, 1.0);
@@ -127,7 +122,7 @@ torch::Tensor PadZEdges(const torch::Tensor& arr) {
   std::vector<int64_t> shape = arr.sizes().vec();
   shape[2] += 2;
   torch::Tensor out = torch::zeros(shape, arr.options());
-  out.index_put_({kAll, kAll, kInner}, arr);
+  out.index_put_({Slice(), Slice(), Slice(1, -1)}, arr);
   return out;
 }
 
@@ -156,23 +151,25 @@ torch::Tensor SuperbeeFlux(const torch::Tensor& vel_fac,
 torch::Tensor AdvSuperbeeX(const torch::Tensor& vel, const torch::Tensor& var,
                            const torch::Tensor& mask, const torch::Tensor& dx,
                            const torch::Tensor& cost, double dt_tracer) {
-  const torch::Tensor dxc =
-      cost.index({None, kCore, None}) * dx.index({kMinus1, None, None});
-  const torch::Tensor v = vel.index({kMinus1, kCore, kAll});
+  const torch::Tensor dxc = cost.index({None, Slice(2, -2), None}) *
+                            dx.index({Slice(1, -2), None, None});
+  const torch::Tensor v = vel.index({Slice(1, -2), Slice(2, -2), Slice()});
   const torch::Tensor ucfl = torch::abs(v * dt_tracer / dxc);
-  const torch::Tensor rjp = (var.index({Slice(3, None), kCore, kAll}) -
-                             var.index({kPlus1, kCore, kAll})) *
-                            mask.index({kPlus1, kCore, kAll});
-  const torch::Tensor rj =
-      (var.index({kPlus1, kCore, kAll}) - var.index({kMinus1, kCore, kAll})) *
-      mask.index({kMinus1, kCore, kAll});
-  const torch::Tensor rjm = (var.index({kMinus1, kCore, kAll}) -
-                             var.index({Slice(None, -3), kCore, kAll})) *
-                            mask.index({Slice(None, -3), kCore, kAll});
+  const torch::Tensor rjp =
+      (var.index({Slice(3, None), Slice(2, -2), Slice()}) -
+       var.index({Slice(2, -1), Slice(2, -2), Slice()})) *
+      mask.index({Slice(2, -1), Slice(2, -2), Slice()});
+  const torch::Tensor rj = (var.index({Slice(2, -1), Slice(2, -2), Slice()}) -
+                            var.index({Slice(1, -2), Slice(2, -2), Slice()})) *
+                           mask.index({Slice(1, -2), Slice(2, -2), Slice()});
+  const torch::Tensor rjm =
+      (var.index({Slice(1, -2), Slice(2, -2), Slice()}) -
+       var.index({Slice(None, -3), Slice(2, -2), Slice()})) *
+      mask.index({Slice(None, -3), Slice(2, -2), Slice()});
   const torch::Tensor cr = Limiter(CalcCr(rjp, rj, rjm, v));
-  return SuperbeeFlux(v, var.index({kPlus1, kCore, kAll}),
-                      var.index({kMinus1, kCore, kAll}), torch::abs(v), cr,
-                      ucfl, rj);
+  return SuperbeeFlux(v, var.index({Slice(2, -1), Slice(2, -2), Slice()}),
+                      var.index({Slice(1, -2), Slice(2, -2), Slice()}),
+                      torch::abs(v), cr, ucfl, rj);
 }
 
 // _adv_superbee along axis 1 (y), with the cosu metric factor on velocity.
@@ -180,23 +177,26 @@ torch::Tensor AdvSuperbeeY(const torch::Tensor& vel, const torch::Tensor& var,
                            const torch::Tensor& mask, const torch::Tensor& dx,
                            const torch::Tensor& cost, const torch::Tensor& cosu,
                            double dt_tracer) {
-  const torch::Tensor dxc = (cost * dx).index({None, kMinus1, None});
-  const torch::Tensor velfac = cosu.index({None, kMinus1, None});
-  const torch::Tensor v = vel.index({kCore, kMinus1, kAll});
+  const torch::Tensor dxc = (cost * dx).index({None, Slice(1, -2), None});
+  const torch::Tensor velfac = cosu.index({None, Slice(1, -2), None});
+  const torch::Tensor v = vel.index({Slice(2, -2), Slice(1, -2), Slice()});
   const torch::Tensor ucfl = torch::abs(velfac * v * dt_tracer / dxc);
-  const torch::Tensor rjp = (var.index({kCore, Slice(3, None), kAll}) -
-                             var.index({kCore, kPlus1, kAll})) *
-                            mask.index({kCore, kPlus1, kAll});
-  const torch::Tensor rj =
-      (var.index({kCore, kPlus1, kAll}) - var.index({kCore, kMinus1, kAll})) *
-      mask.index({kCore, kMinus1, kAll});
-  const torch::Tensor rjm = (var.index({kCore, kMinus1, kAll}) -
-                             var.index({kCore, Slice(None, -3), kAll})) *
-                            mask.index({kCore, Slice(None, -3), kAll});
+  const torch::Tensor rjp =
+      (var.index({Slice(2, -2), Slice(3, None), Slice()}) -
+       var.index({Slice(2, -2), Slice(2, -1), Slice()})) *
+      mask.index({Slice(2, -2), Slice(2, -1), Slice()});
+  const torch::Tensor rj = (var.index({Slice(2, -2), Slice(2, -1), Slice()}) -
+                            var.index({Slice(2, -2), Slice(1, -2), Slice()})) *
+                           mask.index({Slice(2, -2), Slice(1, -2), Slice()});
+  const torch::Tensor rjm =
+      (var.index({Slice(2, -2), Slice(1, -2), Slice()}) -
+       var.index({Slice(2, -2), Slice(None, -3), Slice()})) *
+      mask.index({Slice(2, -2), Slice(None, -3), Slice()});
   const torch::Tensor cr = Limiter(CalcCr(rjp, rj, rjm, v));
-  return SuperbeeFlux(velfac * v, var.index({kCore, kPlus1, kAll}),
-                      var.index({kCore, kMinus1, kAll}), torch::abs(velfac * v),
-                      cr, ucfl, rj);
+  return SuperbeeFlux(velfac * v,
+                      var.index({Slice(2, -2), Slice(2, -1), Slice()}),
+                      var.index({Slice(2, -2), Slice(1, -2), Slice()}),
+                      torch::abs(velfac * v), cr, ucfl, rj);
 }
 
 // _adv_superbee along axis 2 (z), on arrays padded with a zero layer at
@@ -208,22 +208,25 @@ torch::Tensor AdvSuperbeeZ(const torch::Tensor& vel_in,
   const torch::Tensor vel = PadZEdges(vel_in);
   const torch::Tensor var = PadZEdges(var_in);
   const torch::Tensor mask = PadZEdges(mask_in);
-  const torch::Tensor dxc = dx.index({None, None, kHead});
-  const torch::Tensor v = vel.index({kCore, kCore, kMinus1});
+  const torch::Tensor dxc = dx.index({None, None, Slice(None, -1)});
+  const torch::Tensor v = vel.index({Slice(2, -2), Slice(2, -2), Slice(1, -2)});
   const torch::Tensor ucfl = torch::abs(v * dt_tracer / dxc);
-  const torch::Tensor rjp = (var.index({kCore, kCore, Slice(3, None)}) -
-                             var.index({kCore, kCore, kPlus1})) *
-                            mask.index({kCore, kCore, kPlus1});
+  const torch::Tensor rjp =
+      (var.index({Slice(2, -2), Slice(2, -2), Slice(3, None)}) -
+       var.index({Slice(2, -2), Slice(2, -2), Slice(2, -1)})) *
+      mask.index({Slice(2, -2), Slice(2, -2), Slice(2, -1)});
   const torch::Tensor rj =
-      (var.index({kCore, kCore, kPlus1}) - var.index({kCore, kCore, kMinus1})) *
-      mask.index({kCore, kCore, kMinus1});
-  const torch::Tensor rjm = (var.index({kCore, kCore, kMinus1}) -
-                             var.index({kCore, kCore, Slice(None, -3)})) *
-                            mask.index({kCore, kCore, Slice(None, -3)});
+      (var.index({Slice(2, -2), Slice(2, -2), Slice(2, -1)}) -
+       var.index({Slice(2, -2), Slice(2, -2), Slice(1, -2)})) *
+      mask.index({Slice(2, -2), Slice(2, -2), Slice(1, -2)});
+  const torch::Tensor rjm =
+      (var.index({Slice(2, -2), Slice(2, -2), Slice(1, -2)}) -
+       var.index({Slice(2, -2), Slice(2, -2), Slice(None, -3)})) *
+      mask.index({Slice(2, -2), Slice(2, -2), Slice(None, -3)});
   const torch::Tensor cr = Limiter(CalcCr(rjp, rj, rjm, v));
-  return SuperbeeFlux(v, var.index({kCore, kCore, kPlus1}),
-                      var.index({kCore, kCore, kMinus1}), torch::abs(v), cr,
-                      ucfl, rj);
+  return SuperbeeFlux(v, var.index({Slice(2, -2), Slice(2, -2), Slice(2, -1)}),
+                      var.index({Slice(2, -2), Slice(2, -2), Slice(1, -2)}),
+                      torch::abs(v), cr, ucfl, rj);
 }
 
 // adv_flux_superbee_wgrid: the advective fluxes of a W-grid tracer through
@@ -238,28 +241,28 @@ void AdvFluxSuperbeeWgrid(torch::Tensor adv_fe, torch::Tensor adv_fn,
                           const torch::Tensor& cost, const torch::Tensor& cosu,
                           double dt_tracer) {
   torch::Tensor mask_utr = torch::zeros_like(mask_w);
-  mask_utr.index_put_(
-      {kHead, kAll, kAll},
-      mask_w.index({kTail, kAll, kAll}) * mask_w.index({kHead, kAll, kAll}));
+  mask_utr.index_put_({Slice(None, -1), Slice(), Slice()},
+                      mask_w.index({Slice(1, None), Slice(), Slice()}) *
+                          mask_w.index({Slice(None, -1), Slice(), Slice()}));
   adv_fe.index_put_({Ellipsis}, 0.0);
-  adv_fe.index_put_({kMinus1, kCore, kAll},
+  adv_fe.index_put_({Slice(1, -2), Slice(2, -2), Slice()},
                     AdvSuperbeeX(u_wgrid, var, mask_utr, dxt, cost, dt_tracer));
 
   torch::Tensor mask_vtr = torch::zeros_like(mask_w);
-  mask_vtr.index_put_(
-      {kAll, kHead, kAll},
-      mask_w.index({kAll, kTail, kAll}) * mask_w.index({kAll, kHead, kAll}));
+  mask_vtr.index_put_({Slice(), Slice(None, -1), Slice()},
+                      mask_w.index({Slice(), Slice(1, None), Slice()}) *
+                          mask_w.index({Slice(), Slice(None, -1), Slice()}));
   adv_fn.index_put_({Ellipsis}, 0.0);
   adv_fn.index_put_(
-      {kCore, kMinus1, kAll},
+      {Slice(2, -2), Slice(1, -2), Slice()},
       AdvSuperbeeY(v_wgrid, var, mask_vtr, dyt, cost, cosu, dt_tracer));
 
   torch::Tensor mask_wtr = torch::zeros_like(mask_w);
-  mask_wtr.index_put_(
-      {kAll, kAll, kHead},
-      mask_w.index({kAll, kAll, kTail}) * mask_w.index({kAll, kAll, kHead}));
+  mask_wtr.index_put_({Slice(), Slice(), Slice(None, -1)},
+                      mask_w.index({Slice(), Slice(), Slice(1, None)}) *
+                          mask_w.index({Slice(), Slice(), Slice(None, -1)}));
   adv_ft.index_put_({Ellipsis}, 0.0);
-  adv_ft.index_put_({kCore, kCore, kHead},
+  adv_ft.index_put_({Slice(2, -2), Slice(2, -2), Slice(None, -1)},
                     AdvSuperbeeZ(w_wgrid, var, mask_wtr, dzw, dt_tracer));
 }
 
@@ -298,142 +301,162 @@ TkeOutputs IntegrateTke(const TkeInputs& in, torch::Tensor tke,
   torch::Tensor flux_top = torch::zeros_like(in.mask_u);
 
   const torch::Tensor sqrttke = torch::sqrt(torch::maximum(
-      Constant(0.0, device), tke.index({kAll, kAll, kAll, kTau})));
+      Constant(0.0, device), tke.index({Slice(), Slice(), Slice(), kTau})));
 
   // The momentum time step, to prevent spurious oscillations.
   constexpr int64_t kDtTke = kDtMom;
 
   // Vertical mixing and dissipation of TKE.
-  const torch::Tensor ks = in.kbot.index({kCore, kCore}) - 1;
+  const torch::Tensor ks = in.kbot.index({Slice(2, -2), Slice(2, -2)}) - 1;
 
-  torch::Tensor a_tri = torch::zeros_like(in.mask_u.index({kCore, kCore}));
-  torch::Tensor b_tri = torch::zeros_like(in.mask_u.index({kCore, kCore}));
-  torch::Tensor c_tri = torch::zeros_like(in.mask_u.index({kCore, kCore}));
-  torch::Tensor d_tri = torch::zeros_like(in.mask_u.index({kCore, kCore}));
-  torch::Tensor delta = torch::zeros_like(in.mask_u.index({kCore, kCore}));
+  torch::Tensor a_tri =
+      torch::zeros_like(in.mask_u.index({Slice(2, -2), Slice(2, -2)}));
+  torch::Tensor b_tri =
+      torch::zeros_like(in.mask_u.index({Slice(2, -2), Slice(2, -2)}));
+  torch::Tensor c_tri =
+      torch::zeros_like(in.mask_u.index({Slice(2, -2), Slice(2, -2)}));
+  torch::Tensor d_tri =
+      torch::zeros_like(in.mask_u.index({Slice(2, -2), Slice(2, -2)}));
+  torch::Tensor delta =
+      torch::zeros_like(in.mask_u.index({Slice(2, -2), Slice(2, -2)}));
 
   const torch::Tensor dzw_last = in.dzw.index({-1});
-  delta.index_put_({kAll, kAll, kHead},
-                   ScalarOver(kDtTke, in.dzt.index({None, None, kTail})) *
-                       kAlphaTke * 0.5 *
-                       (in.kappa_m.index({kCore, kCore, kHead}) +
-                        in.kappa_m.index({kCore, kCore, kTail})));
+  delta.index_put_(
+      {Slice(), Slice(), Slice(None, -1)},
+      ScalarOver(kDtTke, in.dzt.index({None, None, Slice(1, None)})) *
+          kAlphaTke * 0.5 *
+          (in.kappa_m.index({Slice(2, -2), Slice(2, -2), Slice(None, -1)}) +
+           in.kappa_m.index({Slice(2, -2), Slice(2, -2), Slice(1, None)})));
 
-  a_tri.index_put_({kAll, kAll, kInner},
-                   -delta.index({kAll, kAll, Slice(None, -2)}) /
-                       in.dzw.index({None, None, kInner}));
-  a_tri.index_put_({kAll, kAll, -1},
-                   -delta.index({kAll, kAll, -2}) / (0.5 * dzw_last));
+  a_tri.index_put_({Slice(), Slice(), Slice(1, -1)},
+                   -delta.index({Slice(), Slice(), Slice(None, -2)}) /
+                       in.dzw.index({None, None, Slice(1, -1)}));
+  a_tri.index_put_({Slice(), Slice(), -1},
+                   -delta.index({Slice(), Slice(), -2}) / (0.5 * dzw_last));
 
-  b_tri.index_put_({kAll, kAll, kInner},
-                   1 +
-                       (delta.index({kAll, kAll, kInner}) +
-                        delta.index({kAll, kAll, Slice(None, -2)})) /
-                           in.dzw.index({None, None, kInner}) +
-                       kDtTke * kCEps * sqrttke.index({kCore, kCore, kInner}) /
-                           in.mxl.index({kCore, kCore, kInner}));
   b_tri.index_put_(
-      {kAll, kAll, -1},
-      1 + delta.index({kAll, kAll, -2}) / (0.5 * dzw_last) +
-          ScalarOver(kDtTke * kCEps, in.mxl.index({kCore, kCore, -1})) *
-              sqrttke.index({kCore, kCore, -1}));
+      {Slice(), Slice(), Slice(1, -1)},
+      1 +
+          (delta.index({Slice(), Slice(), Slice(1, -1)}) +
+           delta.index({Slice(), Slice(), Slice(None, -2)})) /
+              in.dzw.index({None, None, Slice(1, -1)}) +
+          kDtTke * kCEps *
+              sqrttke.index({Slice(2, -2), Slice(2, -2), Slice(1, -1)}) /
+              in.mxl.index({Slice(2, -2), Slice(2, -2), Slice(1, -1)}));
+  b_tri.index_put_(
+      {Slice(), Slice(), -1},
+      1 + delta.index({Slice(), Slice(), -2}) / (0.5 * dzw_last) +
+          ScalarOver(kDtTke * kCEps,
+                     in.mxl.index({Slice(2, -2), Slice(2, -2), -1})) *
+              sqrttke.index({Slice(2, -2), Slice(2, -2), -1}));
   const torch::Tensor b_tri_edge =
-      1 + delta / in.dzw.index({None, None, kAll}) +
-      ScalarOver(kDtTke * kCEps, in.mxl.index({kCore, kCore, kAll})) *
-          sqrttke.index({kCore, kCore, kAll});
+      1 + delta / in.dzw.index({None, None, Slice()}) +
+      ScalarOver(kDtTke * kCEps,
+                 in.mxl.index({Slice(2, -2), Slice(2, -2), Slice()})) *
+          sqrttke.index({Slice(2, -2), Slice(2, -2), Slice()});
 
-  c_tri.index_put_({kAll, kAll, kHead}, -delta.index({kAll, kAll, kHead}) /
-                                            in.dzw.index({None, None, kHead}));
+  c_tri.index_put_({Slice(), Slice(), Slice(None, -1)},
+                   -delta.index({Slice(), Slice(), Slice(None, -1)}) /
+                       in.dzw.index({None, None, Slice(None, -1)}));
 
-  d_tri.index_put_({Ellipsis},
-                   tke.index({kCore, kCore, kAll, kTau}) +
-                       kDtTke * in.forc.index({kCore, kCore, kAll}));
-  d_tri.index({kAll, kAll, -1})
-      .add_(kDtTke * in.forc_tke_surface.index({kCore, kCore}) /
+  d_tri.index_put_(
+      {Ellipsis},
+      tke.index({Slice(2, -2), Slice(2, -2), Slice(), kTau}) +
+          kDtTke * in.forc.index({Slice(2, -2), Slice(2, -2), Slice()}));
+  d_tri.index({Slice(), Slice(), -1})
+      .add_(kDtTke * in.forc_tke_surface.index({Slice(2, -2), Slice(2, -2)}) /
             (0.5 * dzw_last));
 
   const auto [sol, water_mask] =
       SolveImplicit(ks, a_tri, b_tri, c_tri, d_tri, b_tri_edge);
   tke.index_put_(
-      {kCore, kCore, kAll, kTaup1},
-      torch::where(water_mask, sol, tke.index({kCore, kCore, kAll, kTaup1})));
+      {Slice(2, -2), Slice(2, -2), Slice(), kTaup1},
+      torch::where(water_mask, sol,
+                   tke.index({Slice(2, -2), Slice(2, -2), Slice(), kTaup1})));
 
   // Add TKE if the surface density flux drains TKE in the uppermost box.
   // torch.zeros with the default dtype: float32, as in the reference.
   torch::Tensor tke_surf_corr = torch::zeros(
       {in.mask_u.size(0), in.mask_u.size(1)},
       torch::TensorOptions().dtype(torch::kFloat).device(in.mask_u.device()));
-  const torch::Tensor mask = tke.index({kCore, kCore, -1, kTaup1}) < 0.0;
-  tke_surf_corr.index_put_({kCore, kCore},
-                           torch::where(mask,
-                                        -tke.index({kCore, kCore, -1, kTaup1}) *
-                                            0.5 * dzw_last / kDtTke,
-                                        0.0));
-  tke.index_put_({kCore, kCore, -1, kTaup1},
-                 torch::maximum(Constant(0.0, device),
-                                tke.index({kCore, kCore, -1, kTaup1})));
+  const torch::Tensor mask =
+      tke.index({Slice(2, -2), Slice(2, -2), -1, kTaup1}) < 0.0;
+  tke_surf_corr.index_put_(
+      {Slice(2, -2), Slice(2, -2)},
+      torch::where(mask,
+                   -tke.index({Slice(2, -2), Slice(2, -2), -1, kTaup1}) * 0.5 *
+                       dzw_last / kDtTke,
+                   0.0));
+  tke.index_put_(
+      {Slice(2, -2), Slice(2, -2), -1, kTaup1},
+      torch::maximum(Constant(0.0, device),
+                     tke.index({Slice(2, -2), Slice(2, -2), -1, kTaup1})));
 
   // Tendency due to lateral diffusion.
-  flux_east.index_put_({kHead, kAll, kAll},
-                       kKhTke *
-                           (tke.index({kTail, kAll, kAll, kTau}) -
-                            tke.index({kHead, kAll, kAll, kTau})) /
-                           (in.cost.index({None, kAll, None}) *
-                            in.dxu.index({kHead, None, None})) *
-                           in.mask_u.index({kHead, kAll, kAll}));
-  flux_east.index_put_({-1, kAll, kAll}, 0.0);
-  flux_north.index_put_({kAll, kHead, kAll},
-                        kKhTke *
-                            (tke.index({kAll, kTail, kAll, kTau}) -
-                             tke.index({kAll, kHead, kAll, kTau})) /
-                            in.dyu.index({None, kHead, None}) *
-                            in.mask_v.index({kAll, kHead, kAll}) *
-                            in.cosu.index({None, kHead, None}));
-  flux_north.index_put_({kAll, -1, kAll}, 0.0);
-  tke.index({kCore, kCore, kAll, kTaup1})
-      .add_(kDtTke * in.mask_w.index({kCore, kCore, kAll}) *
-            ((flux_east.index({kCore, kCore, kAll}) -
-              flux_east.index({kWestOf, kCore, kAll})) /
-                 (in.cost.index({None, kCore, None}) *
-                  in.dxt.index({kCore, None, None})) +
-             (flux_north.index({kCore, kCore, kAll}) -
-              flux_north.index({kCore, kWestOf, kAll})) /
-                 (in.cost.index({None, kCore, None}) *
-                  in.dyt.index({None, kCore, None}))));
+  flux_east.index_put_(
+      {Slice(None, -1), Slice(), Slice()},
+      kKhTke *
+          (tke.index({Slice(1, None), Slice(), Slice(), kTau}) -
+           tke.index({Slice(None, -1), Slice(), Slice(), kTau})) /
+          (in.cost.index({None, Slice(), None}) *
+           in.dxu.index({Slice(None, -1), None, None})) *
+          in.mask_u.index({Slice(None, -1), Slice(), Slice()}));
+  flux_east.index_put_({-1, Slice(), Slice()}, 0.0);
+  flux_north.index_put_(
+      {Slice(), Slice(None, -1), Slice()},
+      kKhTke *
+          (tke.index({Slice(), Slice(1, None), Slice(), kTau}) -
+           tke.index({Slice(), Slice(None, -1), Slice(), kTau})) /
+          in.dyu.index({None, Slice(None, -1), None}) *
+          in.mask_v.index({Slice(), Slice(None, -1), Slice()}) *
+          in.cosu.index({None, Slice(None, -1), None}));
+  flux_north.index_put_({Slice(), -1, Slice()}, 0.0);
+  tke.index({Slice(2, -2), Slice(2, -2), Slice(), kTaup1})
+      .add_(kDtTke * in.mask_w.index({Slice(2, -2), Slice(2, -2), Slice()}) *
+            ((flux_east.index({Slice(2, -2), Slice(2, -2), Slice()}) -
+              flux_east.index({Slice(1, -3), Slice(2, -2), Slice()})) /
+                 (in.cost.index({None, Slice(2, -2), None}) *
+                  in.dxt.index({Slice(2, -2), None, None})) +
+             (flux_north.index({Slice(2, -2), Slice(2, -2), Slice()}) -
+              flux_north.index({Slice(2, -2), Slice(1, -3), Slice()})) /
+                 (in.cost.index({None, Slice(2, -2), None}) *
+                  in.dyt.index({None, Slice(2, -2), None}))));
 
   // Tendency due to advection.
-  AdvFluxSuperbeeWgrid(
-      flux_east, flux_north, flux_top, tke.index({kAll, kAll, kAll, kTau}),
-      in.u.index({Ellipsis, kTau}), in.v.index({Ellipsis, kTau}),
-      in.w.index({Ellipsis, kTau}), in.mask_w, in.dxt, in.dyt, in.dzw, in.cost,
-      in.cosu, kDtTracer);
+  AdvFluxSuperbeeWgrid(flux_east, flux_north, flux_top,
+                       tke.index({Slice(), Slice(), Slice(), kTau}),
+                       in.u.index({Ellipsis, kTau}),
+                       in.v.index({Ellipsis, kTau}),
+                       in.w.index({Ellipsis, kTau}), in.mask_w, in.dxt, in.dyt,
+                       in.dzw, in.cost, in.cosu, kDtTracer);
 
-  dtke.index_put_({kCore, kCore, kAll, kTau},
-                  in.mask_w.index({kCore, kCore, kAll}) *
-                      (-(flux_east.index({kCore, kCore, kAll}) -
-                         flux_east.index({kWestOf, kCore, kAll})) /
-                           (in.cost.index({None, kCore, None}) *
-                            in.dxt.index({kCore, None, None})) -
-                       (flux_north.index({kCore, kCore, kAll}) -
-                        flux_north.index({kCore, kWestOf, kAll})) /
-                           (in.cost.index({None, kCore, None}) *
-                            in.dyt.index({None, kCore, None}))));
-  dtke.index({kAll, kAll, 0, kTau})
-      .add_(-flux_top.index({kAll, kAll, 0}) / in.dzw.index({0}));
-  dtke.index({kAll, kAll, kInner, kTau})
-      .add_(-(flux_top.index({kAll, kAll, kInner}) -
-              flux_top.index({kAll, kAll, Slice(None, -2)})) /
-            in.dzw.index({kInner}));
-  dtke.index({kAll, kAll, -1, kTau})
-      .add_(-(flux_top.index({kAll, kAll, -1}) -
-              flux_top.index({kAll, kAll, -2})) /
+  dtke.index_put_(
+      {Slice(2, -2), Slice(2, -2), Slice(), kTau},
+      in.mask_w.index({Slice(2, -2), Slice(2, -2), Slice()}) *
+          (-(flux_east.index({Slice(2, -2), Slice(2, -2), Slice()}) -
+             flux_east.index({Slice(1, -3), Slice(2, -2), Slice()})) /
+               (in.cost.index({None, Slice(2, -2), None}) *
+                in.dxt.index({Slice(2, -2), None, None})) -
+           (flux_north.index({Slice(2, -2), Slice(2, -2), Slice()}) -
+            flux_north.index({Slice(2, -2), Slice(1, -3), Slice()})) /
+               (in.cost.index({None, Slice(2, -2), None}) *
+                in.dyt.index({None, Slice(2, -2), None}))));
+  dtke.index({Slice(), Slice(), 0, kTau})
+      .add_(-flux_top.index({Slice(), Slice(), 0}) / in.dzw.index({0}));
+  dtke.index({Slice(), Slice(), Slice(1, -1), kTau})
+      .add_(-(flux_top.index({Slice(), Slice(), Slice(1, -1)}) -
+              flux_top.index({Slice(), Slice(), Slice(None, -2)})) /
+            in.dzw.index({Slice(1, -1)}));
+  dtke.index({Slice(), Slice(), -1, kTau})
+      .add_(-(flux_top.index({Slice(), Slice(), -1}) -
+              flux_top.index({Slice(), Slice(), -2})) /
             (0.5 * dzw_last));
 
   // Adams-Bashforth time stepping.
-  tke.index({kAll, kAll, kAll, kTaup1})
+  tke.index({Slice(), Slice(), Slice(), kTaup1})
       .add_(kDtTracer *
-            ((1.5 + kAbEps) * dtke.index({kAll, kAll, kAll, kTau}) -
-             (0.5 + kAbEps) * dtke.index({kAll, kAll, kAll, kTaum1})));
+            ((1.5 + kAbEps) * dtke.index({Slice(), Slice(), Slice(), kTau}) -
+             (0.5 + kAbEps) * dtke.index({Slice(), Slice(), Slice(), kTaum1})));
 
   return {tke, dtke, tke_surf_corr};
 }
