@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/pyhpc.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
@@ -276,37 +277,11 @@ class PyhpcEquationOfState final : public Model {
 };
 
 ModelSpec PyhpcEquationOfStateSpec() {
-  ModelSpec spec;
-  spec.name = "pyhpc_equation_of_state";
-  spec.domain = "science";
-  spec.task = "other (ocean-model HPC kernel, gsw_dHdT)";
-  spec.reference =
-      "dionhaefner/pyhpc-benchmarks eos_pytorch.gsw_dHdT (TorchBench's copy)";
-  spec.modes = {Mode::kEval};
-  spec.train_batch_size = 0;  // train() raises NotImplementedError.
-  // DEFAULT_EVAL_BSIZE, the "problem size"; the model does not set
-  // ALLOW_CUSTOMIZE_BSIZE, so other sizes are allowed and reshape the grid.
-  spec.eval_batch_size = 1048576;
-  spec.fixed_batch_size = false;
-  spec.test_batch_size = 4096;
-  spec.supports_channels_last = false;
-  // EquationOfState() from pytorch/benchmark 43ca0857 __init__.py, counted in
-  // Python (torch 2.14.1): it registers no parameters or buffers.
-  spec.reference_parameters = 0;
-  spec.reference_buffers = 0;
-  // gsw_dHdT through the reference's own eval() on filled float64 inputs
-  // (tools/golden/adapters/pyhpc_equation_of_state.py).
-  spec.golden_file = "pyhpc_equation_of_state.golden";
-  // The reference has no parameters and no half path (no enable_fp16_half);
-  // its inputs are NumPy float64 arrays, and the kernel's polynomial
-  // cancellations are what the benchmark measures in that precision.
-  const std::string no_half =
-      "the reference computes in float64 with no parameters and no half path; "
-      "converting its inputs would not be the reference's computation";
-  spec.unsupported_precisions = {
-      {.precision = Precision::kFp16, .reason = no_half},
-      {.precision = Precision::kBf16, .reason = no_half}};
-  return spec;
+  // The kernel's polynomial cancellations are what the benchmark measures in
+  // float64 (common::PyhpcKernelSpec: eval only, no half path).
+  return common::PyhpcKernelSpec(
+      "pyhpc_equation_of_state", "other (ocean-model HPC kernel, gsw_dHdT)",
+      "dionhaefner/pyhpc-benchmarks eos_pytorch.gsw_dHdT (TorchBench's copy)");
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 // GoldenOutputs() returns all of them.
 //
 // Inputs (_generate_inputs in the reference's __init__.py): on the grid of
-// models/common/pyhpc_inputs.h, four 0/1 masks with P(1) = 0.8, 1-D randn
+// models/common/pyhpc.h, four 0/1 masks with P(1) = 0.8, 1-D randn
 // spacings and cosines, randn K_iso, K_11, K_22, K_33, randn (grid, 3) salt
 // and temp, zero (grid, 2, 2) Ai_*, drawn in the reference's order with
 // torch's generator on the device (NumPy seed 17 there). The reference also
@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "common/pyhpc_inputs.h"
+#include "common/pyhpc.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
 
@@ -391,38 +391,14 @@ class PyhpcIsoneutralMixing final : public Model {
 };
 
 ModelSpec PyhpcIsoneutralMixingSpec() {
-  ModelSpec spec;
-  spec.name = "pyhpc_isoneutral_mixing";
-  spec.domain = "science";
-  spec.task = "other (ocean-model HPC kernel, isoneutral_diffusion_pre)";
-  spec.reference =
+  // The golden file holds all seven outputs. The slope tapering divides by
+  // density gradients offset by 1e-20, which half precision could not hold
+  // (common::PyhpcKernelSpec: eval only, no half path).
+  return common::PyhpcKernelSpec(
+      "pyhpc_isoneutral_mixing",
+      "other (ocean-model HPC kernel, isoneutral_diffusion_pre)",
       "dionhaefner/pyhpc-benchmarks isoneutral_pytorch."
-      "isoneutral_diffusion_pre (TorchBench's copy)";
-  spec.modes = {Mode::kEval};
-  spec.train_batch_size = 0;  // train() raises NotImplementedError.
-  // DEFAULT_EVAL_BSIZE, the "problem size"; the model does not set
-  // ALLOW_CUSTOMIZE_BSIZE, so other sizes are allowed and reshape the grid.
-  spec.eval_batch_size = 1048576;
-  spec.fixed_batch_size = false;
-  spec.test_batch_size = 4096;
-  spec.supports_channels_last = false;
-  // IsoneutralMixing() from pytorch/benchmark 43ca0857 __init__.py, counted
-  // in Python (torch 2.14.1): it registers no parameters or buffers.
-  spec.reference_parameters = 0;
-  spec.reference_buffers = 0;
-  // All seven outputs through the reference's own eval() on filled float64
-  // inputs (tools/golden/adapters/pyhpc_isoneutral_mixing.py).
-  spec.golden_file = "pyhpc_isoneutral_mixing.golden";
-  // As pyhpc_equation_of_state: no parameters and no half path; the inputs
-  // are NumPy float64 arrays, and the slope tapering divides by density
-  // gradients offset by 1e-20, which half precision cannot hold.
-  const std::string no_half =
-      "the reference computes in float64 with no parameters and no half path; "
-      "converting its inputs would not be the reference's computation";
-  spec.unsupported_precisions = {
-      {.precision = Precision::kFp16, .reason = no_half},
-      {.precision = Precision::kBf16, .reason = no_half}};
-  return spec;
+      "isoneutral_diffusion_pre (TorchBench's copy)");
 }
 
 }  // namespace

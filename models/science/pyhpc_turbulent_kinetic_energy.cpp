@@ -14,7 +14,7 @@
 // float64 values. Step() returns tke; GoldenOutputs() returns all three.
 //
 // Inputs (_generate_inputs in the reference's __init__.py): on the grid of
-// models/common/pyhpc_inputs.h, three 0/1 masks with P(1) = 0.8, 1-D randn
+// models/common/pyhpc.h, three 0/1 masks with P(1) = 0.8, 1-D randn
 // spacings and cosines, an int64 (nx, ny) kbot uniform in [0, nz), a randn
 // (nx, ny) surface forcing, randn kappaM, mxl and forc, and randn (grid, 3)
 // u, v, w, tke and dtke, drawn in the reference's order with torch's
@@ -29,7 +29,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/pyhpc_inputs.h"
+#include "common/pyhpc.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
@@ -560,45 +560,21 @@ class PyhpcTurbulentKineticEnergy final : public Model {
 };
 
 ModelSpec PyhpcTurbulentKineticEnergySpec() {
-  ModelSpec spec;
-  spec.name = "pyhpc_turbulent_kinetic_energy";
-  spec.domain = "science";
-  spec.task = "other (ocean-model HPC kernel, integrate_tke)";
-  spec.reference =
+  // The golden file holds tke, dtke and tke_surf_corr. The superbee limiter
+  // divides by gradients floored at 1e-20, which half precision could not
+  // hold (common::PyhpcKernelSpec: eval only, no half path). At 43ca0857
+  // the model does not set ALLOW_CUSTOMIZE_BSIZE (later TorchBench does).
+  ModelSpec spec = common::PyhpcKernelSpec(
+      "pyhpc_turbulent_kinetic_energy",
+      "other (ocean-model HPC kernel, integrate_tke)",
       "dionhaefner/pyhpc-benchmarks tke_pytorch.integrate_tke (TorchBench's "
-      "copy)";
-  spec.modes = {Mode::kEval};
-  spec.train_batch_size = 0;  // train() raises NotImplementedError.
-  // DEFAULT_EVAL_BSIZE, the "problem size"; at 43ca0857 the model does not
-  // set ALLOW_CUSTOMIZE_BSIZE (later TorchBench fixes it), so other sizes
-  // are allowed and reshape the grid.
-  spec.eval_batch_size = 1048576;
-  spec.fixed_batch_size = false;
+      "copy)");
   // integrate_tke reads z levels -1 and -2, so the grid needs
   // nz = ceil(size^(1/3) / 4) >= 2; the reference raises IndexError below.
   spec.min_eval_batch_size = 65;
   spec.min_batch_size_reason =
       "integrate_tke reads the two top z levels, and sizes below 65 give a "
       "grid one level deep (the reference raises IndexError there too)";
-  spec.test_batch_size = 4096;
-  spec.supports_channels_last = false;
-  // TurbulentKineticEnergy(device) from pytorch/benchmark 43ca0857
-  // __init__.py, counted in Python (torch 2.14.1): it registers no
-  // parameters or buffers.
-  spec.reference_parameters = 0;
-  spec.reference_buffers = 0;
-  // tke, dtke and tke_surf_corr through the reference's own eval() on filled
-  // inputs (tools/golden/adapters/pyhpc_turbulent_kinetic_energy.py).
-  spec.golden_file = "pyhpc_turbulent_kinetic_energy.golden";
-  // As pyhpc_equation_of_state: no parameters and no half path; the inputs
-  // are NumPy float64 arrays (kbot int64), and the superbee limiter divides
-  // by gradients floored at 1e-20, which half precision cannot hold.
-  const std::string no_half =
-      "the reference computes in float64 with no parameters and no half path; "
-      "converting its inputs would not be the reference's computation";
-  spec.unsupported_precisions = {
-      {.precision = Precision::kFp16, .reason = no_half},
-      {.precision = Precision::kBf16, .reason = no_half}};
   return spec;
 }
 

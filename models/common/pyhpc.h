@@ -1,24 +1,60 @@
-// The input grid and random arrays of dionhaefner/pyhpc-benchmarks'
-// _generate_inputs(size), shared by the pyhpc_isoneutral_mixing and
-// pyhpc_turbulent_kinetic_energy model files, and the deterministic twins
-// their golden adapters (tools/golden/adapters/pyhpc_*.py) use:
+// What TorchBench's three dionhaefner/pyhpc-benchmarks kernels share: the
+// ModelSpec fields they have in common, and the input grid and random arrays
+// of _generate_inputs(size) with the deterministic twins the golden adapters
+// (tools/golden/adapters/pyhpc_*.py) use:
 //
 //   const PyhpcGrid grid = MakePyhpcGrid(config.batch_size);
 //   torch::Tensor mask_u = PyhpcRandomMask(grid.Shape(), options);
 //   torch::Tensor dxt = PyhpcFilledNormal("dxt", {grid.nx}).to(options);
-#ifndef TORCHBENCH_MODELS_COMMON_PYHPC_INPUTS_H_
-#define TORCHBENCH_MODELS_COMMON_PYHPC_INPUTS_H_
+#ifndef TORCHBENCH_MODELS_COMMON_PYHPC_H_
+#define TORCHBENCH_MODELS_COMMON_PYHPC_H_
 
 #include <torch/types.h>
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "torchbench/deterministic_fill.h"
+#include "torchbench/model.h"
 
 namespace torchbench::common {
+
+// The spec of a pyhpc kernel. TorchBench runs each in eval only (train()
+// raises NotImplementedError) at DEFAULT_EVAL_BSIZE 1048576, the "problem
+// size"; none sets ALLOW_CUSTOMIZE_BSIZE, so other sizes are allowed and
+// reshape the grid. Each registers no parameters or buffers (counted in
+// Python, torch 2.14.1, on the Model of pytorch/benchmark 43ca0857). None
+// has a half path: its inputs are NumPy float64 arrays, so fp16/bf16 would
+// not be the reference's computation. The golden file is "<name>.golden",
+// made by tools/golden/adapters/<name>.py from the reference's own eval().
+inline ModelSpec PyhpcKernelSpec(std::string name, std::string task,
+                                 std::string reference) {
+  ModelSpec spec;
+  spec.golden_file = name + ".golden";
+  spec.name = std::move(name);
+  spec.domain = "science";
+  spec.task = std::move(task);
+  spec.reference = std::move(reference);
+  spec.modes = {Mode::kEval};
+  spec.train_batch_size = 0;
+  spec.eval_batch_size = 1048576;
+  spec.fixed_batch_size = false;
+  spec.test_batch_size = 4096;
+  spec.supports_channels_last = false;
+  spec.reference_parameters = 0;
+  spec.reference_buffers = 0;
+  const std::string no_half =
+      "the reference computes in float64 with no parameters and no half path; "
+      "converting its inputs would not be the reference's computation";
+  spec.unsupported_precisions = {
+      {.precision = Precision::kFp16, .reason = no_half},
+      {.precision = Precision::kBf16, .reason = no_half}};
+  return spec;
+}
 
 // The (nx, ny, nz) ocean grid the benchmark's "problem size" stands for.
 struct PyhpcGrid {
@@ -69,4 +105,4 @@ inline torch::Tensor PyhpcFilledNormal(std::string_view name,
 
 }  // namespace torchbench::common
 
-#endif  // TORCHBENCH_MODELS_COMMON_PYHPC_INPUTS_H_
+#endif  // TORCHBENCH_MODELS_COMMON_PYHPC_H_
