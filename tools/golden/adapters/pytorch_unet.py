@@ -49,12 +49,13 @@ def compute(root, perturbation=0.0):
     float_cast = torch.Tensor.float
     torch.Tensor.float = torch.Tensor.double
     try:
-        return _run(model, package, images)
+        return _run(model, package)
     finally:
         torch.Tensor.float = float_cast
 
 
-def _run(model, package, images):
+def _run(model, package):
+    """Model.eval() and two Model.train() calls, recorded."""
     import torch
     from torch.optim.optimizer import register_optimizer_step_pre_hook
 
