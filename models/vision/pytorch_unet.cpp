@@ -48,8 +48,9 @@ constexpr int64_t kNChannels = 3;
 constexpr int64_t kNClasses = 2;
 constexpr int64_t kHeight = 640;
 constexpr int64_t kWidth = 959;
-// The golden check's size (tools/golden/adapters/pytorch_unet.py): small,
-// with an odd width so that every Up block pads, as at 959.
+// The golden check's size (tools/golden/adapters/pytorch_unet.py), also the
+// CPU tests' (ModelConfig::small_inputs): small, with an odd width so that
+// every Up block pads, as at 959.
 constexpr int64_t kGoldenHeight = 64;
 constexpr int64_t kGoldenWidth = 95;
 constexpr double kLr = 1e-5;  // _get_args()'s --learning-rate default.
@@ -222,15 +223,17 @@ class PytorchUnet final : public Model {
       : mode_(config.mode),
         optimizer_path_(config.optimizer),
         output_dtype_(config.dtype()) {
+    const int64_t height = config.small_inputs ? kGoldenHeight : kHeight;
+    const int64_t width = config.small_inputs ? kGoldenWidth : kWidth;
     // The reference's order of draws: images, the UNet's weights, masks.
     example_inputs_ =
-        torch::rand({config.batch_size, kNChannels, kHeight, kWidth});
+        torch::rand({config.batch_size, kNChannels, height, width});
     net_ = UNet(kNChannels, kNClasses);
     net_->to(config.device);
     if (mode_ == Mode::kTrain) {
-      sample_masks_ = torch::randint(0, 1, {config.batch_size, kHeight, kWidth},
-                                     torch::kLong)
-                          .to(config.device);
+      sample_masks_ =
+          torch::randint(0, 1, {config.batch_size, height, width}, torch::kLong)
+              .to(config.device);
       net_->train();
     } else {
       net_->eval();

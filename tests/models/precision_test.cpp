@@ -73,6 +73,7 @@ TEST_P(PrecisionTest, OneStepRunsInEveryPrecision) {
       ModelConfig config;
       config.mode = mode;
       config.batch_size = testing::DefaultSetBatchSize(spec, mode);
+      config.small_inputs = true;
       config.precision = precision;
       auto instance = CreateInstance(name, config);
       ASSERT_TRUE(instance.ok()) << instance.status();

@@ -90,6 +90,14 @@ struct ModelConfig {
   // Vision models convert module and inputs to channels-last when set.
   bool channels_last = false;
   uint64_t seed = 1337;  // TorchBench's set_random_seed() value.
+  // Set by the CPU smoke and precision tests, never by the program: a model
+  // whose full-size step takes tens of seconds on one core may then make
+  // smaller inputs along a dimension that leaves the code path unchanged
+  // (sequence length, image size; never the batch, which the tests choose),
+  // and says which in its file. Those tests prove that every path runs and
+  // stays finite; the benchmarks and the golden and fidelity tests use the
+  // reference's sizes.
+  bool small_inputs = false;
 
   // The dtype for floating inputs and for floating tensors a step creates
   // (ParameterDtype(precision)); the harness converts the module itself.
