@@ -22,8 +22,6 @@
 // (validate_args = __debug__, on in the reference) checks each Normal's loc
 // and scale and each log_prob's value with a bool(tensor.all()).
 #include <ATen/CPUGeneratorImpl.h>
-#include <torch/nn/functional/activation.h>
-#include <torch/nn/init.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
@@ -36,13 +34,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <numbers>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "rl/pendulum.h"
+#include "rl/sac_blocks.h"
 #include "torchbench/amp.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
@@ -53,8 +50,6 @@
 namespace torchbench {
 namespace soft_actor_critic_model {
 namespace {
-
-namespace F = torch::nn::functional;
 
 // SACConfig (config.py) and SACAgent defaults.
 constexpr int64_t kObsDim = 3;         // Pendulum-v1 observation.
@@ -72,83 +67,12 @@ constexpr uint32_t kEnvSeed = 123;
 // -action_space.shape[0]; a Python int in the reference.
 constexpr int64_t kTargetEntropy = -kActDim;
 
-// What torch.distributions' validation does with a constraint check: one
-// bool(tensor) (a host sync on accelerators) and a ValueError if false.
-void CheckConstraint(const torch::Tensor& valid, const char* what) {
-  if (!valid.all().item<bool>()) {
-    throw std::invalid_argument(std::string("constraint violated: ") + what);
-  }
-}
+using rl::SquashedNormal;
 
 // nets.py weight_init: orthogonal weight (gain 1), zero bias.
 void OrthogonalInit(torch::nn::Linear& linear) {
-  torch::NoGradGuard no_grad;
-  torch::nn::init::orthogonal_(linear->weight);
-  linear->bias.fill_(0.0);
+  rl::OrthogonalInit(linear->weight, linear->bias);
 }
-
-// nets.py SquashedNormal(loc, scale): Normal(loc, scale) pushed through a
-// TanhTransform with cache_size 1.
-class SquashedNormal {
- public:
-  // An rsample(): the pre-tanh draw is kept because the transform's cache
-  // hands it back to log_prob instead of inverting tanh.
-  struct Draw {
-    torch::Tensor pre_tanh;
-    torch::Tensor action;
-  };
-
-  SquashedNormal(torch::Tensor loc, torch::Tensor scale)
-      : loc_(std::move(loc)), scale_(std::move(scale)) {
-    // Normal.arg_constraints: loc real (not NaN), scale positive.
-    CheckConstraint(loc_ == loc_, "Normal loc must be real");
-    CheckConstraint(scale_ > 0.0, "Normal scale must be positive");
-  }
-
-  // SquashedNormal.mean: tanh(loc).
-  torch::Tensor Mean() const { return loc_.tanh(); }
-
-  // TransformedDistribution.sample(): Normal.sample() is torch.normal on the
-  // expanded parameters, without grad.
-  torch::Tensor Sample() const {
-    torch::NoGradGuard no_grad;
-    return at::normal(loc_, scale_).tanh();
-  }
-
-  // Normal.rsample(): loc + eps * scale, eps from empty(shape).normal_(),
-  // unless the golden check hands its fixed noise in.
-  Draw RSample(const torch::Tensor& fixed_eps = {}) const {
-    torch::Tensor eps =
-        fixed_eps.defined()
-            ? fixed_eps
-            : torch::empty(loc_.sizes(), loc_.options()).normal_();
-    torch::Tensor x = loc_ + eps * scale_;
-    return {x, x.tanh()};
-  }
-
-  // TransformedDistribution.log_prob(action) for the draw that produced it:
-  // 0 - log|det J_tanh(x)| + Normal.log_prob(x).
-  torch::Tensor LogProb(const Draw& draw) const {
-    // The support of the squashed distribution is the closed [-1, 1].
-    CheckConstraint((draw.action >= -1.0) & (draw.action <= 1.0),
-                    "value must be within [-1, 1]");
-    const torch::Tensor& x = draw.pre_tanh;
-    // TanhTransform.log_abs_det_jacobian.
-    torch::Tensor log_det = 2.0 * (std::log(2.0) - x - F::softplus(-2.0 * x));
-    torch::Tensor log_prob = 0.0 - log_det;
-    // Normal.log_prob, which validates x against its (real) support.
-    CheckConstraint(x == x, "value must be real");
-    torch::Tensor var = scale_.pow(2);
-    torch::Tensor normal_log_prob = -((x - loc_).pow(2)) / (2 * var) -
-                                    scale_.log() -
-                                    std::log(std::sqrt(2 * std::numbers::pi));
-    return log_prob + normal_log_prob;
-  }
-
- private:
-  torch::Tensor loc_;
-  torch::Tensor scale_;
-};
 
 // nets.py StochasticActor with dist_impl "pyd".
 class StochasticActorImpl : public torch::nn::Module {
@@ -329,13 +253,7 @@ class ReplayBuffer {
 
 // utils.py soft_update: target <- (1 - tau) * target + tau * source.
 void SoftUpdate(torch::nn::Module& target, torch::nn::Module& source) {
-  torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> target_params = target.parameters();
-  std::vector<torch::Tensor> source_params = source.parameters();
-  for (size_t i = 0; i < target_params.size(); ++i) {
-    target_params[i].copy_(target_params[i] * (1.0 - kTau) +
-                           source_params[i] * kTau);
-  }
+  rl::SoftUpdate(target, source, kTau);
 }
 
 class SoftActorCritic final : public Model {
