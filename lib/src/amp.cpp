@@ -122,11 +122,16 @@ StepPrecision::~StepPrecision() { active_step = previous_; }
 
 void StepPrecision::Finish() {
   if (scaler_ != nullptr) scaler_->Update();
-  if (autocast_ && config_.mode == Mode::kTrain && backward_calls_ == 0) {
+  if (autocast_ && config_.mode == Mode::kTrain && backward_calls_ == 0 &&
+      !backward_waived_) {
     TORCH_CHECK(false, PrecisionName(config_.precision),
                 " Train needs the model's step to call torchbench::Backward "
                 "(amp.h), which this step never did");
   }
+}
+
+void StepHasNoBackward() {
+  if (active_step != nullptr) active_step->backward_waived_ = true;
 }
 
 void Backward(const torch::Tensor& loss, bool retain_graph) {

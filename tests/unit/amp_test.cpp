@@ -117,6 +117,19 @@ TEST(StepPrecisionTest, AmpTrainWithoutBackwardIsAnError) {
   EXPECT_THROW(step.Finish(), c10::Error);
 }
 
+TEST(StepPrecisionTest, AStepDeclaredWithoutBackwardFinishes) {
+  const ModelConfig config = AmpTrain(Precision::kAmpBf16);
+  GradScaler scaler;
+  {
+    StepPrecision step(config, &scaler);
+    StepHasNoBackward();
+    EXPECT_NO_THROW(step.Finish());
+  }
+  // The waiver ends with its step.
+  StepPrecision next(config, &scaler);
+  EXPECT_THROW(next.Finish(), c10::Error);
+}
+
 TEST(StepPrecisionTest, Fp32StepsAreUntouched) {
   const ModelConfig config = AmpTrain(Precision::kFp32);
   GradScaler scaler;

@@ -110,7 +110,9 @@ class StepPrecision {
   GradScaler* scaler_ = nullptr;
   StepPrecision* previous_ = nullptr;
   int backward_calls_ = 0;
+  bool backward_waived_ = false;
   friend void Backward(const torch::Tensor&, bool);
+  friend void StepHasNoBackward();
   friend GradScaler* ActiveGradScaler();
 };
 
@@ -118,6 +120,12 @@ class StepPrecision {
 // (amp_fp16 Train) and run with autocast off. Outside a harness step it is
 // plain loss.backward().
 void Backward(const torch::Tensor& loss, bool retain_graph = false);
+
+// Declares that the running Train step has, by the reference's design, no
+// backward pass (drq's first call, which only acts and stores the
+// transition), so StepPrecision::Finish() does not take the missing Backward
+// for a bypassed amp path. Outside a harness step it does nothing.
+void StepHasNoBackward();
 
 // The GradScaler of the running step, or nullptr.
 GradScaler* ActiveGradScaler();
