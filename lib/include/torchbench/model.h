@@ -187,6 +187,11 @@ struct ModelSpec {
   // parameter unchanged (e.g. a dead final ReLU under the seed).
   std::string train_may_not_update;
 
+  // Empty when an Eval step must leave every parameter and buffer unchanged
+  // (the smoke test checks it); otherwise why the reference's eval() itself
+  // trains (maml's eval() is a full meta-training step).
+  std::string eval_changes_state;
+
   // Empty when the CPU smoke test runs this model; otherwise why it cannot
   // on a 2-core, 24 GB CI machine (what covers it instead).
   std::string skip_cpu_smoke_test;
