@@ -23,9 +23,9 @@
 // Inputs: the reference synthesises its data (use_data_file = False): x_spt
 // randn(32, 5, 1, 28, 28), y_spt randint(0, 5, (32, 5)), x_qry randn(32, 75,
 // 1, 28, 28), y_qry randint(0, 5, (32, 75)), drawn on the host right after
-// the net's Kaiming initialisation, as here (so on the CPU both draw the same
-// values). The batch size (1) is nominal: ALLOW_CUSTOMIZE_BSIZE = False and
-// nothing reads it.
+// the net's Kaiming initialisation, as here (the same calls in the same
+// order from the harness's seed). The batch size (1) is nominal:
+// ALLOW_CUSTOMIZE_BSIZE = False and nothing reads it.
 //
 // Differences: the accuracies are returned in the step's dtype (the
 // reference's torch.tensor(corrects) / n is float32 whatever the precision),
