@@ -1,0 +1,205 @@
+// TorchBench's functorch_maml_omniglot (torchbenchmark/models/
+// functorch_maml_omniglot at 43ca0857, functorch's MAML-Omniglot example):
+// second-order MAML written with function transforms, on maml_omniglot's
+// net with BatchNorm2d(track_running_stats=False) (no buffers: batch
+// statistics in train and eval mode alike).
+//
+// One Train call is the reference's train(): make_functional_with_buffers
+// deep-copies the net, a fresh Adam (lr 1e-3) gets the copy's parameters,
+// and vmap runs loss_for_task over the 32 tasks: 5 inner steps
+// new_params = p - 0.1 * grad(compute_loss)(p, ...) on the support set (the
+// grad transform nested in the outer autograd: second order), then the query
+// loss and accuracy. The sum of the 32 query losses is backpropagated once
+// and Adam steps the copy, which is then dropped: the net's own parameters
+// never change (spec.train_may_not_update), and every call starts from the
+// same weights. It returns that sum (the reference returns nothing). One
+// Eval call is the reference's eval(): the net in eval mode (still batch
+// statistics) on the first task's support images, under no_grad.
+//
+// LibTorch has no functorch: no vmap and no grad transform. The same math
+// runs here with explicit functional parameters (common::FunctionalConvNet)
+// and torch::autograd::grad(create_graph=true) for each inner step, with the
+// vmap over tasks a loop whose query losses are summed before the one
+// backward (so all tasks' graphs are alive at once, as under vmap). Per task
+// this computes what vmap computes, but as 32 per-task kernels where vmap
+// batches the tasks into one call per op.
+//
+// Inputs: the reference loads maml_omniglot/batch.pt, a Git-LFS Omniglot
+// meta-batch the checkout lacks; common::SyntheticOmniglotMetaBatch stands in
+// for it (the same stand-in as maml_omniglot: 32 tasks of 5-way, 5-shot
+// 1x28x28 images with 15 queries per class). The batch size (1) is nominal:
+// ALLOW_CUSTOMIZE_BSIZE = False and nothing reads it. ModelConfig::
+// small_inputs (the CPU smoke and precision tests) runs 1 of the 32 tasks.
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/functional_convnet.h"
+#include "torchbench/amp.h"
+#include "torchbench/deterministic_fill.h"
+#include "torchbench/model.h"
+#include "torchbench/optim.h"
+#include "torchbench/registry.h"
+
+namespace torchbench {
+namespace functorch_maml_omniglot_model {
+namespace {
+
+namespace F = torch::nn::functional;
+
+constexpr int64_t kNWay = 5;
+constexpr int64_t kKSpt = 5;
+constexpr int64_t kKQry = 15;
+constexpr int64_t kTaskNum = 32;
+constexpr int64_t kSmallTaskNum = 1;
+constexpr int64_t kGoldenTaskNum = 2;
+constexpr int kInnerIter = 5;
+constexpr double kInnerLr = 1e-1;
+constexpr double kMetaLr = 1e-3;
+
+class FunctorchMamlOmniglot final : public Model {
+ public:
+  explicit FunctorchMamlOmniglot(const ModelConfig& config)
+      : mode_(config.mode), optimizer_path_(config.optimizer) {
+    net_->to(config.device);
+    const common::MetaBatch batch = common::SyntheticOmniglotMetaBatch(
+        config.small_inputs ? kSmallTaskNum : kTaskNum, kNWay, kKSpt, kKQry);
+    x_spt_ = batch.x_spt.to(config.float_options());
+    y_spt_ = batch.y_spt.to(config.device);
+    x_qry_ = batch.x_qry.to(config.float_options());
+    y_qry_ = batch.y_qry.to(config.device);
+    example_input_ = x_spt_[0];
+    if (mode_ == Mode::kTrain) {
+      net_->train();
+    } else {
+      net_->eval();
+    }
+  }
+
+  torch::Tensor Step() override {
+    if (mode_ == Mode::kEval) return net_->forward(example_input_);
+    return TrainStep(/*golden=*/nullptr);
+  }
+
+  torch::nn::Module& module() override { return *net_; }
+
+  // eval() and one train() call on 2 filled tasks, in float64, as
+  // tools/golden/adapters/functorch_maml_omniglot.py records them.
+  std::map<std::string, torch::Tensor> GoldenOutputs() override {
+    net_->to(torch::kDouble);
+    const auto f64 = torch::TensorOptions().dtype(torch::kDouble);
+    const int64_t setsz = kNWay * kKSpt;
+    const int64_t querysz = kNWay * kKQry;
+    x_spt_ = DeterministicTensor("x_spt", {kGoldenTaskNum, setsz, 1, 28, 28})
+                 .to(f64);
+    y_spt_ = DeterministicIntegers("y_spt", {kGoldenTaskNum, setsz}, 0, kNWay);
+    x_qry_ = DeterministicTensor("x_qry", {kGoldenTaskNum, querysz, 1, 28, 28})
+                 .to(f64);
+    y_qry_ =
+        DeterministicIntegers("y_qry", {kGoldenTaskNum, querysz}, 0, kNWay);
+    std::map<std::string, torch::Tensor> out;
+    {
+      torch::NoGradGuard no_grad;
+      net_->eval();
+      out["eval_output"] = net_->forward(x_spt_[0]);
+    }
+    net_->train();
+    TrainStep(&out);
+    return out;
+  }
+
+ private:
+  // Model.train(). With `golden` set, records the per-task query losses and
+  // accuracies, and the copy's edge gradients and edge parameters after the
+  // Adam step.
+  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* golden) {
+    // make_functional_with_buffers: a deep copy's parameters, new leaves.
+    std::vector<torch::Tensor> params;
+    for (const torch::Tensor& p : net_->parameters()) {
+      params.push_back(p.detach().clone().requires_grad_(true));
+    }
+    optim::Adam meta_opt(params, optim::AdamOptions{.lr = kMetaLr},
+                         optimizer_path_);
+    const int64_t task_num = x_spt_.size(0);
+    const int64_t querysz = x_qry_.size(1);
+    meta_opt.ZeroGrad();
+    std::vector<torch::Tensor> qry_losses;
+    std::vector<torch::Tensor> qry_accs;
+    for (int64_t i = 0; i < task_num; ++i) {
+      // loss_for_task.
+      std::vector<torch::Tensor> new_params = params;
+      for (int k = 0; k < kInnerIter; ++k) {
+        const torch::Tensor loss =
+            F::cross_entropy(fnet_.Forward(x_spt_[i], new_params), y_spt_[i]);
+        new_params = common::InnerSgdStep(loss, new_params, kInnerLr,
+                                          /*create_graph=*/true);
+      }
+      const torch::Tensor qry_logits = fnet_.Forward(x_qry_[i], new_params);
+      qry_losses.push_back(F::cross_entropy(qry_logits, y_qry_[i]));
+      qry_accs.push_back((qry_logits.argmax(1) == y_qry_[i]).sum() / querysz);
+    }
+    const torch::Tensor total = torch::stack(qry_losses).sum();
+    Backward(total);
+    if (golden != nullptr) {
+      (*golden)["qry_losses"] = torch::stack(qry_losses).detach();
+      (*golden)["qry_accs"] = torch::stack(qry_accs).to(torch::kDouble);
+      (*golden)["grad:0.weight"] = params.front().grad().clone();
+      (*golden)["grad:13.bias"] = params.back().grad().clone();
+    }
+    meta_opt.Step();
+    if (golden != nullptr) {
+      (*golden)["after_step:0.weight"] = params.front().detach().clone();
+      (*golden)["after_step:13.bias"] = params.back().detach().clone();
+    }
+    return total.detach();
+  }
+
+  Mode mode_;
+  OptimizerPath optimizer_path_;
+  torch::nn::Sequential net_ = common::MakeConvNetSequential(
+      common::OmniglotConvNetOptions(kNWay),
+      torch::nn::BatchNormOptions(64).affine(true).track_running_stats(false));
+  common::FunctionalConvNet fnet_{common::OmniglotConvNetOptions(kNWay)};
+  torch::Tensor x_spt_, y_spt_, x_qry_, y_qry_;
+  torch::Tensor example_input_;
+};
+
+ModelSpec FunctorchMamlOmniglotSpec() {
+  ModelSpec spec;
+  spec.name = "functorch_maml_omniglot";
+  spec.domain = "other";
+  spec.task = "meta-learning (second-order MAML with functorch, Omniglot)";
+  spec.reference =
+      "TorchBench functorch_maml_omniglot (functorch MAML-Omniglot example)";
+  spec.train_batch_size = 1;  // DEFAULT_TRAIN_BSIZE (nominal)
+  spec.eval_batch_size = 1;   // DEFAULT_EVAL_BSIZE (nominal)
+  spec.fixed_batch_size = true;
+  // The reference's nn.Sequential (torch 2.14.1, counted in Python with
+  // sum(p.numel() ...)): as maml_omniglot's, and no buffers
+  // (track_running_stats=False).
+  spec.reference_parameters = 75205;
+  spec.reference_buffers = 0;
+  spec.train_may_not_update =
+      "the reference's train() steps Adam on make_functional_with_buffers' "
+      "deep copy of the net and drops it: the net itself never changes";
+  // eval() and one train() of the reference's own code on 2 filled tasks,
+  // in float64 (tools/golden/adapters/functorch_maml_omniglot.py).
+  spec.golden_file = "functorch_maml_omniglot.golden";
+  return spec;
+}
+
+}  // namespace
+
+TORCHBENCH_REGISTER_MODEL(FunctorchMamlOmniglotSpec(),
+                          MakeModel<FunctorchMamlOmniglot>());
+
+}  // namespace functorch_maml_omniglot_model
+}  // namespace torchbench

@@ -1,0 +1,211 @@
+// TorchBench's maml_omniglot (torchbenchmark/models/maml_omniglot at
+// 43ca0857, adapted from facebookresearch/higher's examples/maml-omniglot.py):
+// second-order MAML with the `higher` library on an nn.Sequential
+// (Conv2d(1|64, 64, 3) - BatchNorm2d(momentum=1) - ReLU - MaxPool2d(2)) x 3,
+// Flatten, Linear(64, 5).
+//
+// One Train call is the reference's train(): a fresh Adam (lr 1e-3) on the
+// net's parameters, zero_grad, then for each of the 32 tasks
+// higher.innerloop_ctx(net, SGD(lr 0.1), copy_initial_weights=False): the
+// fast weights start as clones of the parameters (in the graph), 5
+// differentiable SGD steps on the support loss (DifferentiableSGD: the
+// gradients taken with create_graph, p - 0.1 * g), then the query loss's
+// backward, which accumulates the second-order meta-gradient into the
+// parameters; then one Adam step. The patched module runs BatchNorm in
+// train mode on per-task copies of the running statistics (higher's
+// buffer_sync clones them), which it moves and drops; the net's own buffers
+// never change. Train returns the last task's query loss (the reference
+// returns nothing). One Eval call is the reference's eval(): the net in eval
+// mode (running statistics) on the first task's support images, under
+// no_grad.
+//
+// Inputs: the reference loads batch.pt, a Git-LFS Omniglot meta-batch the
+// checkout lacks; common::SyntheticOmniglotMetaBatch stands in for it with
+// the higher example's shapes (x_spt 32x25x1x28x28, y_spt 32x25, x_qry
+// 32x75x1x28x28, y_qry 32x75: 5-way, 5-shot, 15 queries) and binary
+// stroke-like images (see functional_convnet.h). The batch size (32) is
+// nominal: ALLOW_CUSTOMIZE_BSIZE = False and nothing reads it; the task
+// count is the batch file's.
+//
+// The fast-weight forward is common::FunctionalConvNet, the same conv,
+// batch_norm, relu_ and max_pool2d ops as the patched nn modules.
+// ModelConfig::small_inputs (the CPU smoke and precision tests) runs 1 of
+// the 32 tasks: the per-task loop is unchanged.
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/functional_convnet.h"
+#include "torchbench/amp.h"
+#include "torchbench/deterministic_fill.h"
+#include "torchbench/golden.h"
+#include "torchbench/model.h"
+#include "torchbench/optim.h"
+#include "torchbench/registry.h"
+
+namespace torchbench {
+namespace maml_omniglot_model {
+namespace {
+
+namespace F = torch::nn::functional;
+
+constexpr int64_t kNWay = 5;
+constexpr int64_t kKSpt = 5;
+constexpr int64_t kKQry = 15;
+constexpr int64_t kTaskNum = 32;
+constexpr int64_t kSmallTaskNum = 1;
+constexpr int64_t kGoldenTaskNum = 2;
+constexpr int kInnerIter = 5;
+constexpr double kInnerLr = 1e-1;
+constexpr double kMetaLr = 1e-3;
+
+class MamlOmniglot final : public Model {
+ public:
+  explicit MamlOmniglot(const ModelConfig& config)
+      : mode_(config.mode), optimizer_path_(config.optimizer) {
+    net_->to(config.device);
+    const common::MetaBatch batch = common::SyntheticOmniglotMetaBatch(
+        config.small_inputs ? kSmallTaskNum : kTaskNum, kNWay, kKSpt, kKQry);
+    x_spt_ = batch.x_spt.to(config.float_options());
+    y_spt_ = batch.y_spt.to(config.device);
+    x_qry_ = batch.x_qry.to(config.float_options());
+    y_qry_ = batch.y_qry.to(config.device);
+    example_input_ = x_spt_[0];
+    if (mode_ == Mode::kTrain) {
+      net_->train();
+    } else {
+      net_->eval();
+    }
+  }
+
+  torch::Tensor Step() override {
+    if (mode_ == Mode::kEval) return net_->forward(example_input_);
+    return TrainStep(/*golden=*/nullptr);
+  }
+
+  torch::nn::Module& module() override { return *net_; }
+
+  // eval() and one train() call on 2 filled tasks, in float64, as
+  // tools/golden/adapters/maml_omniglot.py records them.
+  std::map<std::string, torch::Tensor> GoldenOutputs() override {
+    net_->to(torch::kDouble);
+    const auto f64 = torch::TensorOptions().dtype(torch::kDouble);
+    const int64_t setsz = kNWay * kKSpt;
+    const int64_t querysz = kNWay * kKQry;
+    x_spt_ = DeterministicTensor("x_spt", {kGoldenTaskNum, setsz, 1, 28, 28})
+                 .to(f64);
+    y_spt_ = DeterministicIntegers("y_spt", {kGoldenTaskNum, setsz}, 0, kNWay);
+    x_qry_ = DeterministicTensor("x_qry", {kGoldenTaskNum, querysz, 1, 28, 28})
+                 .to(f64);
+    y_qry_ =
+        DeterministicIntegers("y_qry", {kGoldenTaskNum, querysz}, 0, kNWay);
+    std::map<std::string, torch::Tensor> out;
+    {
+      torch::NoGradGuard no_grad;
+      net_->eval();
+      out["eval_output"] = net_->forward(x_spt_[0]);
+    }
+    net_->train();
+    TrainStep(&out);
+    RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, &out);
+    RecordEdgeParameters(*net_, "after_step:", /*gradients=*/false, &out);
+    return out;
+  }
+
+ private:
+  // Model.train(). With `golden` set, records each task's query loss and
+  // the last task's query logits.
+  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* golden) {
+    const std::vector<torch::Tensor> params = net_->parameters();
+    optim::Adam meta_opt(params, optim::AdamOptions{.lr = kMetaLr},
+                         optimizer_path_);
+    const int64_t task_num = x_spt_.size(0);
+    meta_opt.ZeroGrad();
+    torch::Tensor qry_loss;
+    for (int64_t i = 0; i < task_num; ++i) {
+      // innerloop_ctx: fast weights cloned in the graph, running statistics
+      // cloned out of it.
+      std::vector<torch::Tensor> fast;
+      for (const torch::Tensor& p : params) fast.push_back(p.clone());
+      common::BatchNormRunningStats stats = CloneRunningStats();
+      for (int k = 0; k < kInnerIter; ++k) {
+        const torch::Tensor spt_logits =
+            fnet_.Forward(x_spt_[i], fast, &stats, /*training=*/true);
+        const torch::Tensor spt_loss = F::cross_entropy(spt_logits, y_spt_[i]);
+        fast = common::InnerSgdStep(spt_loss, fast, kInnerLr,
+                                    /*create_graph=*/true);
+      }
+      const torch::Tensor qry_logits =
+          fnet_.Forward(x_qry_[i], fast, &stats, /*training=*/true);
+      qry_loss = F::cross_entropy(qry_logits, y_qry_[i]);
+      Backward(qry_loss);
+      if (golden != nullptr) {
+        (*golden)["qry_loss." + std::to_string(i)] = qry_loss.detach();
+        (*golden)["qry_logits"] = qry_logits.detach();
+      }
+    }
+    meta_opt.Step();
+    return qry_loss.detach();
+  }
+
+  common::BatchNormRunningStats CloneRunningStats() {
+    common::BatchNormRunningStats stats;
+    stats.momentum = 1.0;
+    for (const auto& b : net_->named_buffers(/*recurse=*/true)) {
+      const std::string& key = b.key();
+      torch::Tensor copy = b.value().detach().clone();
+      if (key.ends_with("running_mean")) {
+        stats.mean.push_back(copy);
+      } else if (key.ends_with("running_var")) {
+        stats.var.push_back(copy);
+      } else {
+        stats.num_batches_tracked.push_back(copy);
+      }
+    }
+    return stats;
+  }
+
+  Mode mode_;
+  OptimizerPath optimizer_path_;
+  torch::nn::Sequential net_ = common::MakeConvNetSequential(
+      common::OmniglotConvNetOptions(kNWay),
+      torch::nn::BatchNormOptions(64).momentum(1.0).affine(true));
+  common::FunctionalConvNet fnet_{common::OmniglotConvNetOptions(kNWay)};
+  torch::Tensor x_spt_, y_spt_, x_qry_, y_qry_;
+  torch::Tensor example_input_;
+};
+
+ModelSpec MamlOmniglotSpec() {
+  ModelSpec spec;
+  spec.name = "maml_omniglot";
+  spec.domain = "other";
+  spec.task = "meta-learning (second-order MAML with higher, Omniglot 5-way)";
+  spec.reference = "TorchBench maml_omniglot (facebookresearch/higher example)";
+  spec.train_batch_size = 32;  // DEFAULT_TRAIN_BSIZE (nominal: the task count)
+  spec.eval_batch_size = 32;   // DEFAULT_EVAL_BSIZE (nominal)
+  spec.fixed_batch_size = true;
+  // The reference's nn.Sequential (torch 2.14.1, counted in Python with
+  // sum(p.numel() ...)): 640 + 2 * 36928 + 3 * 128 + 325 parameters; three
+  // BatchNorms' running mean, variance and num_batches_tracked (3 * 129).
+  spec.reference_parameters = 75205;
+  spec.reference_buffers = 387;
+  // eval() and one train() of the reference's own code (with higher 0.2.1)
+  // on 2 filled tasks, in float64 (tools/golden/adapters/maml_omniglot.py).
+  spec.golden_file = "maml_omniglot.golden";
+  return spec;
+}
+
+}  // namespace
+
+TORCHBENCH_REGISTER_MODEL(MamlOmniglotSpec(), MakeModel<MamlOmniglot>());
+
+}  // namespace maml_omniglot_model
+}  // namespace torchbench
