@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/image_classifier.h"
+#include "common/vgg_features.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
 
@@ -22,44 +23,17 @@ namespace torchbench {
 namespace vgg16_model {
 namespace {
 
-// torchvision's cfgs["D"]: output channels of each 3x3 conv, kMaxPool for
-// a 2x2 max pool.
-constexpr int64_t kMaxPool = 0;
-const std::vector<int64_t>& Vgg16Config() {
-  static const std::vector<int64_t> config = {
-      64,       64,  kMaxPool, 128, 128,      kMaxPool, 256, 256, 256,
-      kMaxPool, 512, 512,      512, kMaxPool, 512,      512, 512, kMaxPool};
-  return config;
-}
+using vgg::Vgg16Config;
 
 torch::nn::ReLU Relu() {
   return torch::nn::ReLU(torch::nn::ReLUOptions().inplace(true));
-}
-
-// torchvision's make_layers(cfg, batch_norm=False): ReLUs and pools are in
-// the Sequential so convs keep their indices (features.0, features.2, ...).
-torch::nn::Sequential MakeFeatures(const std::vector<int64_t>& config) {
-  torch::nn::Sequential features;
-  int64_t in = 3;
-  for (int64_t v : config) {
-    if (v == kMaxPool) {
-      features->push_back(
-          torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(2).stride(2)));
-    } else {
-      features->push_back(
-          torch::nn::Conv2d(torch::nn::Conv2dOptions(in, v, 3).padding(1)));
-      features->push_back(Relu());
-      in = v;
-    }
-  }
-  return features;
 }
 
 class VggImpl : public torch::nn::Module {
  public:
   explicit VggImpl(const std::vector<int64_t>& config,
                    int64_t num_classes = 1000, double dropout = 0.5)
-      : features_(register_module("features", MakeFeatures(config))),
+      : features_(register_module("features", vgg::MakeFeatures(config))),
         classifier_(register_module(
             "classifier",
             torch::nn::Sequential(torch::nn::Linear(512 * 7 * 7, 4096), Relu(),
@@ -80,13 +54,10 @@ class VggImpl : public torch::nn::Module {
   // torchvision's init_weights=True branch (taken when no weights are
   // given).
   void InitWeights() {
+    vgg::InitConvolutions(*this);
     torch::NoGradGuard no_grad;
     for (auto& m : modules(/*include_self=*/false)) {
-      if (auto* conv = m->as<torch::nn::Conv2d>()) {
-        torch::nn::init::kaiming_normal_(conv->weight, /*a=*/0.0,
-                                         torch::kFanOut, torch::kReLU);
-        torch::nn::init::zeros_(conv->bias);
-      } else if (auto* linear = m->as<torch::nn::Linear>()) {
+      if (auto* linear = m->as<torch::nn::Linear>()) {
         torch::nn::init::normal_(linear->weight, 0.0, 0.01);
         torch::nn::init::zeros_(linear->bias);
       }
