@@ -60,6 +60,15 @@ ModelSpec Spec() {
   spec.reference_parameters = 737668096;
   spec.reference_buffers = 0;
   spec.golden_file = "hf_T5_large.golden";
+  // Measured single-threaded on the 2-core machine (loaded by other jobs):
+  // the Train smoke test peaked at 17.7 GB RSS and ran 83 s wall (Eval:
+  // 26 s), too much for CI's 24 GB shared by two tests.
+  spec.skip_cpu_smoke_test =
+      "738M parameters: the CPU Train smoke test peaks at 17.7 GB (weights, "
+      "gradients, Adam's two moments and the test's two snapshots) and ran "
+      "83 s; counts are checked at full size, the golden check runs "
+      "t5-large's widths on 2 blocks per stack, and hf_T5 / hf_T5_base run "
+      "the same definition's smoke and precision tests";
   return spec;
 }
 
