@@ -128,6 +128,8 @@ class HfLanguageModel : public Model {
 
  protected:
   Net& net() { return net_; }
+  // The inputs Step() runs on (a golden check swaps in filled ones).
+  LmBatch& batch() { return batch_; }
 
  private:
   Mode mode_;

@@ -1,0 +1,20 @@
+"""hf_T5_large: TorchBench's HuggingFaceModel("hf_T5_large") through its own
+eval() and train() (adapters/hf_T5.py), T5ForConditionalGeneration with
+t5-large's sizes but 2 of its 24 blocks per stack: every block past the first
+runs the same code, and the C++ check runs the first 2 blocks of its full
+network (the counts test checks all 24 + 24)."""
+
+from adapters import hf_T5
+
+MODEL = "hf_T5_large"
+REFERENCE = hf_T5.REFERENCE.replace("models/hf_T5 ", "models/hf_T5_large ")
+MODE = hf_T5.MODE
+BATCH_SIZE = hf_T5.BATCH_SIZE
+DTYPE = hf_T5.DTYPE
+SIZES = dict(d_model=1024, d_ff=4096, num_layers=2, num_heads=16)
+NOTES = hf_T5.notes("t5-large", "d_model=1024, d_ff=4096, num_layers=2 (of 24), num_heads=16,"
+                    " vocab_size=32128")
+
+
+def compute(root):
+    return hf_T5.compute_t5(root, MODEL, "t5-large", SIZES)
