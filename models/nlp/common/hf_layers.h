@@ -12,6 +12,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 namespace torchbench::hf {
@@ -27,19 +28,33 @@ inline torch::Tensor MergeHeads(const torch::Tensor& x) {
       {x.size(0), x.size(2), x.size(1) * x.size(3)});
 }
 
-// transformers' sdpa_attention_forward on B x H x T x D heads. `causal`
-// stands for a lower-triangular mask (transformers passes is_causal=True
-// when the query has more than one position and no other mask is given);
-// `mask` is an additive or boolean mask broadcast to B x H x Tq x Tk, or
-// undefined. Returns B x H x Tq x D.
+// transformers' sdpa_attention_forward on B x H x T x D heads. `mask` is a
+// padding (or other) mask broadcast to B x H x Tq x Tk, boolean (true:
+// attend) or additive, or undefined. `causal` adds the lower-triangular
+// mask: as is_causal=True when no other mask is given (what transformers
+// does when the query has more than one position), else folded into `mask`.
+// Returns B x H x Tq x D.
 inline torch::Tensor Attend(const torch::Tensor& q, const torch::Tensor& k,
                             const torch::Tensor& v, const torch::Tensor& mask,
                             bool causal, double dropout, double scale) {
-  const bool is_causal = causal && !mask.defined() && q.size(2) > 1;
-  return at::scaled_dot_product_attention(
-      q, k, v,
-      mask.defined() ? std::optional<torch::Tensor>(mask) : std::nullopt,
-      dropout, is_causal, scale);
+  causal = causal && q.size(2) > 1;
+  std::optional<torch::Tensor> attn_mask;
+  if (mask.defined()) {
+    attn_mask = mask;
+    if (causal) {
+      torch::Tensor keep =
+          torch::ones({q.size(2), k.size(2)},
+                      torch::TensorOptions(torch::kBool).device(q.device()))
+              .tril();
+      attn_mask = mask.scalar_type() == torch::kBool
+                      ? mask.logical_and(keep)
+                      : torch::where(keep, mask,
+                                     -std::numeric_limits<double>::infinity());
+      causal = false;
+    }
+  }
+  return at::scaled_dot_product_attention(q, k, v, attn_mask, dropout, causal,
+                                          scale);
 }
 
 // ACT2FN["gelu_new"]: the tanh approximation.
