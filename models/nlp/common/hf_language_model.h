@@ -32,10 +32,16 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "torchbench/amp.h"
+#include "torchbench/deterministic_fill.h"
+#include "torchbench/golden.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
 
@@ -104,7 +110,7 @@ template <typename Net>
 class HfLanguageModel : public Model {
  public:
   HfLanguageModel(const ModelConfig& config, const HfTask& task, Net net)
-      : mode_(config.mode), net_(std::move(net)) {
+      : mode_(config.mode), task_(task), net_(std::move(net)) {
     net_->to(config.device);
     batch_ = MakeBatch(task, config);
     if (mode_ == Mode::kTrain) {
@@ -117,11 +123,8 @@ class HfLanguageModel : public Model {
   }
 
   torch::Tensor Step() override {
-    LmOutput out = net_->forward(batch_);
-    if (mode_ == Mode::kEval) return out.logits;
-    Backward(out.loss);
-    optimizer_->Step();  // No ZeroGrad(): the reference has none.
-    return out.loss.detach();
+    if (mode_ == Mode::kEval) return net_->forward(batch_).logits;
+    return TrainStep(batch_).loss.detach();
   }
 
   torch::nn::Module& module() override { return *net_; }
@@ -131,8 +134,65 @@ class HfLanguageModel : public Model {
   // The inputs Step() runs on (a golden check swaps in filled ones).
   LmBatch& batch() { return batch_; }
 
+  // The reference's train() body on `batch`; `before_update`, when set, runs
+  // between backward and the optimizer step (golden checks record the
+  // gradients there).
+  LmOutput TrainStep(const LmBatch& batch,
+                     const std::function<void()>& before_update = {}) {
+    LmOutput out = net_->forward(batch);
+    Backward(out.loss);
+    if (before_update) before_update();
+    optimizer_->Step();  // No ZeroGrad(): the reference has none.
+    return out;
+  }
+
+  // What the hf_* golden files hold (tools/golden/hf_common.py),
+  // for a Train-mode model on DeterministicIntegers "input_ids" and "labels"
+  // of batch x `length`, dropout off: "eval_logits" (TorchBench's eval():
+  // input_ids, plus decoder_input_ids = input_ids for seq2seq models, in
+  // eval mode under no_grad), then from its first train() call "loss",
+  // "logits", "grad:<p>" before the Adam step and "after_1_step:<p>" for
+  // each name in `parameters`.
+  std::map<std::string, torch::Tensor> GoldenLmOutputs(
+      const std::vector<std::string>& parameters, int64_t length) {
+    const int64_t batch_size = batch_.input_ids.size(0);
+    const torch::Device device = batch_.input_ids.device();
+    LmBatch eval_batch;
+    eval_batch.input_ids =
+        DeterministicIntegers("input_ids", {batch_size, length}, 0,
+                              task_.vocab_size)
+            .to(device);
+    if (task_.seq2seq) eval_batch.decoder_input_ids = eval_batch.input_ids;
+    std::map<std::string, torch::Tensor> out;
+    {
+      torch::NoGradGuard no_grad;
+      net_->eval();
+      out["eval_logits"] = net_->forward(eval_batch).logits;
+    }
+    net_->train();
+    TurnOffDropout(*net_);
+    LmBatch train_batch;
+    train_batch.input_ids = eval_batch.input_ids;
+    train_batch.labels = DeterministicIntegers("labels", {batch_size, length},
+                                               0, task_.vocab_size)
+                             .to(device);
+    auto named = net_->named_parameters();
+    LmOutput result = TrainStep(train_batch, [&] {
+      for (const std::string& name : parameters) {
+        out["grad:" + name] = named[name].grad().clone();
+      }
+    });
+    out["loss"] = result.loss.detach();
+    out["logits"] = result.logits.detach();
+    for (const std::string& name : parameters) {
+      out["after_1_step:" + name] = named[name].detach().clone();
+    }
+    return out;
+  }
+
  private:
   Mode mode_;
+  HfTask task_;
   Net net_;
   LmBatch batch_;
   std::unique_ptr<optim::Adam> optimizer_;
