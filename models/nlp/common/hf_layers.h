@@ -11,8 +11,10 @@
 #include <torch/nn/functional/loss.h>
 #include <torch/types.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numbers>
 #include <optional>
 
 namespace torchbench::hf {
@@ -57,9 +59,13 @@ inline torch::Tensor Attend(const torch::Tensor& q, const torch::Tensor& k,
                                           scale);
 }
 
-// ACT2FN["gelu_new"]: the tanh approximation.
+// ACT2FN["gelu_new"] (NewGELUActivation): the tanh approximation written
+// out, op for op as transformers computes it (seven elementwise kernels, not
+// the fused gelu(approximate="tanh") kernel, which rounds differently too).
 inline torch::Tensor GeluNew(const torch::Tensor& x) {
-  return torch::gelu(x, "tanh");
+  return 0.5 * x *
+         (1.0 + torch::tanh(std::sqrt(2.0 / std::numbers::pi) *
+                            (x + 0.044715 * torch::pow(x, 3.0))));
 }
 
 inline constexpr int64_t kIgnoreIndex = -100;
