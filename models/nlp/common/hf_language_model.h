@@ -32,8 +32,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "torchbench/amp.h"
 #include "torchbench/model.h"
@@ -128,6 +131,8 @@ class HfLanguageModel : public Model {
 
  protected:
   Net& net() { return net_; }
+  // The Train-mode optimizer (undefined behaviour in Eval mode).
+  optim::Adam& optimizer() { return *optimizer_; }
 
  private:
   Mode mode_;
@@ -135,6 +140,43 @@ class HfLanguageModel : public Model {
   LmBatch batch_;
   std::unique_ptr<optim::Adam> optimizer_;
 };
+
+// The golden checks' recipe shared by the hf_* ports (their adapters in
+// tools/golden/adapters/ record the same keys from TorchBench's own
+// HuggingFaceModel.eval() and .train() on the same filled weights):
+//   eval_output          logits of `net` in eval mode under no_grad for
+//                        `eval_batch` (the reference's Eval step);
+//   output, loss         logits and loss of `net` in train mode for
+//                        `train_batch` (the Train step's forward),
+//   grad:<name>          the gradients of `parameters` after its backward,
+//   after_1_step:<name>  those parameters after `optimizer`'s step.
+// Dropout must already be off (the golden files are made without it).
+// Leaves `net` in train mode.
+template <typename Net>
+std::map<std::string, torch::Tensor> GoldenLmOutputs(
+    Net& net, optim::Adam& optimizer, const LmBatch& eval_batch,
+    const LmBatch& train_batch, const std::vector<std::string>& parameters) {
+  std::map<std::string, torch::Tensor> out;
+  {
+    torch::NoGradGuard no_grad;
+    net->eval();
+    out["eval_output"] = net->forward(eval_batch).logits;
+  }
+  net->train();
+  LmOutput train = net->forward(train_batch);
+  out["output"] = train.logits.detach();
+  out["loss"] = train.loss.detach();
+  Backward(train.loss);
+  auto named = net->named_parameters();
+  for (const std::string& name : parameters) {
+    out["grad:" + name] = named[name].grad().clone();
+  }
+  optimizer.Step();
+  for (const std::string& name : parameters) {
+    out["after_1_step:" + name] = named[name].detach().clone();
+  }
+  return out;
+}
 
 }  // namespace torchbench::hf
 
