@@ -24,7 +24,8 @@
 // intermediate_size 3072, hidden_act "gelu_new", hidden_dropout_prob 0,
 // attention_probs_dropout_prob 0 (v2 checkpoints train without dropout;
 // AlbertConfig's defaults are the same), max_position_embeddings 512,
-// type_vocab_size 2, layer_norm_eps 1e-12, pad_token_id 0.
+// type_vocab_size 2, layer_norm_eps 1e-12, initializer_range 0.02,
+// pad_token_id 0.
 //
 // Checked against transformers' own AlbertForMaskedLM driven by TorchBench's
 // HuggingFaceModel.train()/eval() (tools/golden/adapters/hf_Albert.py):
@@ -32,8 +33,7 @@
 //
 // Where the port differs from the reference: transformers 5.24.0 (SDPA
 // attention) rather than TorchBench's pinned 4.20.1 (eager attention, same
-// math), and LibTorch's default weight init instead of normal(0, 0.02)
-// (step times do not depend on weight values).
+// math).
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/dropout.h>
@@ -71,6 +71,7 @@ constexpr int64_t kMaxPositions = 512;
 constexpr int64_t kTypeVocabSize = 2;
 constexpr double kLayerNormEps = 1e-12;
 constexpr int64_t kPadTokenId = 0;
+constexpr double kInitializerRange = 0.02;
 
 constexpr hf::HfTask kTask{
     .train_length = 512, .eval_length = 512, .vocab_size = kVocabSize};
@@ -157,6 +158,7 @@ class AlbertForMaskedLMImpl : public torch::nn::Module {
         "LayerNorm", hf::MakeLayerNorm(kEmbeddingSize, kLayerNormEps));
     head_dense_ = predictions->register_module(
         "dense", torch::nn::Linear(kHiddenSize, kEmbeddingSize));
+    hf::InitWeights(*this, kInitializerRange);
   }
 
   hf::LmOutput forward(const hf::LmBatch& batch) {

@@ -17,8 +17,6 @@
 //    computation are the same in both except that 4.20.1 ran eager
 //    attention (matmul, softmax, dropout, matmul) where 5.24.0 calls
 //    scaled_dot_product_attention (same math, fused kernel).
-//  * Weights: the reference's random init (normal(0, 0.02)) is LibTorch's
-//    default init here; step times do not depend on weight values.
 #include "nlp/common/hf_bert.h"
 
 #include <memory>

@@ -17,7 +17,7 @@
 //
 // Where the port differs from the reference: as hf_Bert (models/nlp/
 // hf_bert.cpp): transformers 5.24.0 (SDPA attention) rather than 4.20.1
-// (eager attention, same math), and LibTorch's default weight init.
+// (eager attention, same math).
 #include <memory>
 
 #include "nlp/common/hf_bert.h"

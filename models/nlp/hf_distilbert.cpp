@@ -19,7 +19,8 @@
 // DistilBertConfig()'s defaults in 5.24.0 (checked in the venv):
 // vocab_size 30522, max_position_embeddings 512, sinusoidal_pos_embds
 // false, n_layers 6, n_heads 12, dim 768, hidden_dim 3072, dropout 0.1,
-// attention_dropout 0.1, activation "gelu", pad_token_id 0, tied weights.
+// attention_dropout 0.1, activation "gelu", initializer_range 0.02,
+// pad_token_id 0, tied weights.
 //
 // Checked against transformers' own DistilBertForMaskedLM driven by
 // TorchBench's HuggingFaceModel.train()/eval() (tools/golden/adapters/
@@ -27,8 +28,7 @@
 //
 // Where the port differs from the reference: transformers 5.24.0 (SDPA
 // attention) rather than TorchBench's pinned 4.20.1 (eager attention, same
-// math), and LibTorch's default weight init instead of normal(0, 0.02)
-// (step times do not depend on weight values).
+// math).
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/dropout.h>
@@ -61,6 +61,7 @@ constexpr double kDropout = 0.1;
 constexpr double kAttentionDropout = 0.1;
 constexpr double kLayerNormEps = 1e-12;
 constexpr int64_t kPadTokenId = 0;
+constexpr double kInitializerRange = 0.02;
 constexpr hf::HiddenAct kActivation = hf::HiddenAct::kGelu;
 
 constexpr hf::HfTask kTask{
@@ -136,6 +137,7 @@ class DistilBertForMaskedLMImpl : public torch::nn::Module {
     vocab_projector_bias_ =
         hf::Child(*this, "vocab_projector")
             ->register_parameter("bias", torch::zeros({kVocabSize}));
+    hf::InitWeights(*this, kInitializerRange);
   }
 
   hf::LmOutput forward(const hf::LmBatch& batch) {

@@ -47,6 +47,7 @@ struct BertConfig {
   int64_t type_vocab_size = 2;
   double layer_norm_eps = 1e-12;
   int64_t pad_token_id = 0;
+  double initializer_range = 0.02;
 };
 
 // BertLayer: attention.{self.{query,key,value,dropout},
@@ -140,6 +141,7 @@ class BertForMaskedLMImpl : public torch::nn::Module {
         "dense", torch::nn::Linear(c.hidden_size, c.hidden_size));
     transform_norm_ = transform->register_module(
         "LayerNorm", MakeLayerNorm(c.hidden_size, c.layer_norm_eps));
+    InitWeights(*this, c.initializer_range);
   }
 
   LmOutput forward(const LmBatch& batch) {

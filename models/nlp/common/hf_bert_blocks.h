@@ -188,11 +188,30 @@ inline torch::Tensor MlmLoss(const torch::Tensor& logits,
       logits.view({-1, logits.size(-1)}), labels.view({-1}));
 }
 
+// PreTrainedModel._init_weights as from_config applies it to these models:
+// Linear weights and Embedding tables normal(0, initializer_range), Linear
+// biases zero, each Embedding's padding row zero (LayerNorms start at
+// ones/zeros and the MLM biases at zeros, as LibTorch builds them).
+inline void InitWeights(torch::nn::Module& module, double initializer_range) {
+  torch::NoGradGuard no_grad;
+  for (const auto& m : module.modules(/*include_self=*/false)) {
+    if (auto* linear = m->as<torch::nn::Linear>()) {
+      linear->weight.normal_(0.0, initializer_range);
+      if (linear->bias.defined()) linear->bias.zero_();
+    } else if (auto* embedding = m->as<torch::nn::Embedding>()) {
+      embedding->weight.normal_(0.0, initializer_range);
+      if (const auto& pad = embedding->options.padding_idx()) {
+        embedding->weight[*pad].zero_();
+      }
+    }
+  }
+}
+
 // Sets p = 0 on every Dropout module of `module` (golden checks; see the
 // file comment: this turns off the SDPA attention dropout too, which
 // TurnOffDropout's eval() on the Dropout modules would not).
 inline void ZeroDropout(torch::nn::Module& module) {
-  for (const auto& m : module.modules()) {
+  for (const auto& m : module.modules(/*include_self=*/false)) {
     if (auto* d = m->as<torch::nn::Dropout>()) d->options.p(0.0);
   }
 }
