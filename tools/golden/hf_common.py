@@ -6,9 +6,9 @@ and train() run on filled weights and ids.
 
 The keys match HfLanguageModel::GoldenLmOutputs in
 models/nlp/common/hf_language_model.h:
-  eval_logits       Model.eval() on input_ids (and decoder_input_ids =
+  eval_output       Model.eval() on input_ids (and decoder_input_ids =
                     input_ids for seq2seq models), network in eval mode
-  loss, logits      the network's output in the first Model.train() call
+  loss, output      the network's output in the first Model.train() call
                     (input_ids and labels)
   grad:<p>          gradients before its Adam step
   after_1_step:<p>  the parameters after it
@@ -40,7 +40,7 @@ def compute(root, name, checkpoint, config, batch_size, length, parameters, seq2
     if seq2seq:
         model.example_inputs["decoder_input_ids"] = ids
     net.eval()
-    results["eval_logits"] = model.eval()[0].detach().clone()
+    results["eval_output"] = model.eval()[0].detach().clone()
 
     net.train()
     model.example_inputs = {"input_ids": ids, "labels": labels}
@@ -48,7 +48,7 @@ def compute(root, name, checkpoint, config, batch_size, length, parameters, seq2
 
     def on_forward(module, args, kwargs, out):
         results["loss"] = out.loss.detach().clone()
-        results["logits"] = out.logits.detach().clone()
+        results["output"] = out.logits.detach().clone()
 
     def on_step(optimizer, args, kwargs):
         for p in parameters:

@@ -32,7 +32,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -102,6 +101,47 @@ inline LmBatch MakeBatch(const HfTask& task, const ModelConfig& config) {
   return batch;
 }
 
+// The golden checks' recipe shared by the hf_* ports (their adapters in
+// tools/golden/adapters/ record the same keys from TorchBench's own
+// HuggingFaceModel.eval() and .train() on the same filled weights):
+//   eval_output          logits of `net` in eval mode under no_grad for
+//                        `eval_batch` (the reference's Eval step);
+//   output, loss         logits and loss of `net` in train mode for
+//                        `train_batch` (the Train step's forward),
+//   grad:<name>          the gradients of `parameters` after its backward,
+//   after_1_step:<name>  those parameters after `optimizer`'s step.
+// The golden files are made without dropout: the train-mode forward runs
+// with every Dropout module in eval mode (TurnOffDropout; the attention
+// dropouts follow their module's mode or p), and ports whose attention reads
+// p instead zero it first (ZeroDropout in hf_bert_blocks.h). Leaves `net` in
+// train mode, its Dropout modules in eval mode.
+template <typename Net>
+std::map<std::string, torch::Tensor> GoldenLmOutputs(
+    Net& net, optim::Adam& optimizer, const LmBatch& eval_batch,
+    const LmBatch& train_batch, const std::vector<std::string>& parameters) {
+  std::map<std::string, torch::Tensor> out;
+  {
+    torch::NoGradGuard no_grad;
+    net->eval();
+    out["eval_output"] = net->forward(eval_batch).logits;
+  }
+  net->train();
+  TurnOffDropout(*net);
+  LmOutput train = net->forward(train_batch);
+  out["output"] = train.logits.detach();
+  out["loss"] = train.loss.detach();
+  Backward(train.loss);
+  auto named = net->named_parameters();
+  for (const std::string& name : parameters) {
+    out["grad:" + name] = named[name].grad().clone();
+  }
+  optimizer.Step();
+  for (const std::string& name : parameters) {
+    out["after_1_step:" + name] = named[name].detach().clone();
+  }
+  return out;
+}
+
 // `Net` is a TORCH_MODULE holder whose module has
 //   LmOutput forward(const LmBatch& batch);
 // and holds every parameter and buffer the reference counts (tied weights
@@ -124,7 +164,10 @@ class HfLanguageModel : public Model {
 
   torch::Tensor Step() override {
     if (mode_ == Mode::kEval) return net_->forward(batch_).logits;
-    return TrainStep(batch_).loss.detach();
+    LmOutput out = net_->forward(batch_);
+    Backward(out.loss);
+    optimizer_->Step();  // No ZeroGrad(): the reference has none.
+    return out.loss.detach();
   }
 
   torch::nn::Module& module() override { return *net_; }
@@ -133,26 +176,13 @@ class HfLanguageModel : public Model {
   Net& net() { return net_; }
   // The inputs Step() runs on (a golden check swaps in filled ones).
   LmBatch& batch() { return batch_; }
+  // The Train-mode optimizer (undefined behaviour in Eval mode).
+  optim::Adam& optimizer() { return *optimizer_; }
 
-  // The reference's train() body on `batch`; `before_update`, when set, runs
-  // between backward and the optimizer step (golden checks record the
-  // gradients there).
-  LmOutput TrainStep(const LmBatch& batch,
-                     const std::function<void()>& before_update = {}) {
-    LmOutput out = net_->forward(batch);
-    Backward(out.loss);
-    if (before_update) before_update();
-    optimizer_->Step();  // No ZeroGrad(): the reference has none.
-    return out;
-  }
-
-  // What the hf_* golden files hold (tools/golden/hf_common.py),
-  // for a Train-mode model on DeterministicIntegers "input_ids" and "labels"
-  // of batch x `length`, dropout off: "eval_logits" (TorchBench's eval():
-  // input_ids, plus decoder_input_ids = input_ids for seq2seq models, in
-  // eval mode under no_grad), then from its first train() call "loss",
-  // "logits", "grad:<p>" before the Adam step and "after_1_step:<p>" for
-  // each name in `parameters`.
+  // The free GoldenLmOutputs above for this Train-mode model on its own
+  // network and Adam: ids and labels DeterministicIntegers "input_ids" and
+  // "labels" of the model's batch x `length` (decoder_input_ids = input_ids
+  // in Eval for seq2seq models).
   std::map<std::string, torch::Tensor> GoldenLmOutputs(
       const std::vector<std::string>& parameters, int64_t length) {
     const int64_t batch_size = batch_.input_ids.size(0);
@@ -163,31 +193,13 @@ class HfLanguageModel : public Model {
                               task_.vocab_size)
             .to(device);
     if (task_.seq2seq) eval_batch.decoder_input_ids = eval_batch.input_ids;
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      net_->eval();
-      out["eval_logits"] = net_->forward(eval_batch).logits;
-    }
-    net_->train();
-    TurnOffDropout(*net_);
     LmBatch train_batch;
     train_batch.input_ids = eval_batch.input_ids;
     train_batch.labels = DeterministicIntegers("labels", {batch_size, length},
                                                0, task_.vocab_size)
                              .to(device);
-    auto named = net_->named_parameters();
-    LmOutput result = TrainStep(train_batch, [&] {
-      for (const std::string& name : parameters) {
-        out["grad:" + name] = named[name].grad().clone();
-      }
-    });
-    out["loss"] = result.loss.detach();
-    out["logits"] = result.logits.detach();
-    for (const std::string& name : parameters) {
-      out["after_1_step:" + name] = named[name].detach().clone();
-    }
-    return out;
+    return hf::GoldenLmOutputs(net_, *optimizer_, eval_batch, train_batch,
+                               parameters);
   }
 
  private:

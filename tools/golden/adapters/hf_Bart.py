@@ -18,7 +18,7 @@ NOTES = [
     " no embedding scale, pad 1 / bos 0 / eos 2 / decoder start 2), dropouts set to 0",
     f"batch {BATCH_SIZE}, length {LENGTH}: filled input_ids and labels replace the random"
     " example_inputs (eval: decoder_input_ids = input_ids; train: shift_tokens_right(labels))",
-    "eval_logits: Model.eval(); loss, logits, grad:*: the first Model.train() call, gradients before"
+    "eval_output: Model.eval(); loss, output, grad:*: the first Model.train() call, gradients before"
     " its Adam step (lr 1e-3); after_1_step:*: the parameters after it",
 ]
 PARAMETERS = [

@@ -16,7 +16,7 @@ NOTES = [
     " n_embd=768, n_layer=12, n_head=12) (the public gpt2 config.json), dropouts set to 0",
     f"batch {BATCH_SIZE}, length {LENGTH}: filled input_ids and labels replace the random"
     " example_inputs",
-    "eval_logits: Model.eval(); loss, logits, grad:*: the first Model.train() call, gradients before"
+    "eval_output: Model.eval(); loss, output, grad:*: the first Model.train() call, gradients before"
     " its Adam step (lr 1e-3); after_1_step:*: the parameters after it",
 ]
 PARAMETERS = [
