@@ -1,45 +1,86 @@
-"""What the hf_* adapters share: TorchBench's own HuggingFaceModel
-(torchbenchmark/util/framework/huggingface/model_factory.py) built from a
-configuration written out in the adapter, since the checkout's
-AutoConfig.from_pretrained("<checkpoint>") needs the hub, and its own eval()
-and train() run on filled weights and ids.
+"""The golden check every hf_* adapter shares: TorchBench's own
+HuggingFaceModel (torchbenchmark/util/framework/huggingface/model_factory.py)
+built for test="train", its network filled by name, and its own eval() and
+train() run on filled ids (the C++ twin: hf::GoldenLmOutputs in
+models/nlp/common/hf_language_model.h).
 
-The keys match HfLanguageModel::GoldenLmOutputs in
-models/nlp/common/hf_language_model.h:
+Stand-ins for what the reference reads from outside its code:
+  * AutoConfig.from_pretrained(<checkpoint>) needs the hub: model_factory's
+    AutoConfig is replaced by one answering from `pretrained`, the
+    checkpoint's configuration written out in the adapter.
+  * `config_override` replaces a config class name model_factory evaluates
+    (hf_Bert_large's shorter stack).
+Every nn.Dropout's p is set to 0 (random masks cannot be shared); the
+attention modules read that p, or the adapters' configs set their dropout
+rates to 0. input_ids and labels are fill.deterministic_long("input_ids" /
+"labels", (batch, length), 0, vocab_size), replacing the Model's randint
+inputs. Keys:
   eval_output       Model.eval() on input_ids (and decoder_input_ids =
                     input_ids for seq2seq models), network in eval mode
-  loss, output      the network's output in the first Model.train() call
-                    (input_ids and labels)
-  grad:<p>          gradients before its Adam step
+  output, loss      the network's logits and loss in the first
+                    Model.train() call (input_ids and labels)
+  grad:<p>          gradients just before its Adam step
   after_1_step:<p>  the parameters after it
 """
+
+import sys
+import types
 
 import fill
 import reference
 
+BATCH_SIZE = 2
+LENGTH = 16
+FACTORY = "torchbenchmark.util.framework.huggingface.model_factory"
 
-def compute(root, name, checkpoint, config, batch_size, length, parameters, seq2seq=False):
+NOTES = [
+    "every nn.Dropout's p set to 0 (random masks cannot be shared); attention dropouts read it or are 0"
+    " in the written-out config",
+    f"input_ids, labels: fill integers in [0, vocab) of shape {BATCH_SIZE}x{LENGTH} (the reference's"
+    " code path at length 16, to keep the CPU check short)",
+    "eval_output: HuggingFaceModel.eval() (logits under no_grad, model in eval mode)",
+    "output, loss, grad:*: the first HuggingFaceModel.train() call (model(input_ids, labels),"
+    " loss.backward(), Adam(lr=1e-3).step()); gradients taken just before the step",
+    "after_1_step:*: the same parameters after that step",
+]
+
+
+def compute(root, name, parameters, pretrained=None, config_override=None, seq2seq=False,
+            batch_size=BATCH_SIZE, length=LENGTH):
+    """Runs TorchBench's Model for `name` and returns the golden tensors.
+
+    pretrained: {checkpoint name: config} for AutoConfig.from_pretrained.
+    config_override: {name in model_factory: callable} (e.g. BertConfig)."""
     import torch
-    import transformers
 
-    def from_pretrained(requested, *args, **kwargs):
-        if requested != checkpoint:
-            raise ValueError(f"{name} asked for {requested}, the adapter has {checkpoint}")
-        return config
+    reference.load_model_package(root, name)
+    factory = sys.modules[FACTORY]
+    if pretrained is not None:
+        def from_pretrained(checkpoint, *args, **kwargs):
+            if checkpoint not in pretrained:
+                raise ValueError(f"{name} asked for {checkpoint}, the adapter has {list(pretrained)}")
+            return pretrained[checkpoint]
 
-    transformers.AutoConfig.from_pretrained = staticmethod(from_pretrained)
-    package = reference.load_model_package(root, name)
+        factory.AutoConfig = types.SimpleNamespace(from_pretrained=from_pretrained)
+    for attr, value in (config_override or {}).items():
+        setattr(factory, attr, value)
+    package = sys.modules[f"torchbenchmark.models.{name}"]
     model = package.Model(test="train", device="cpu", batch_size=batch_size)
     net = model.model
+    assert net.config._attn_implementation == "sdpa", net.config._attn_implementation
     fill.deterministic_fill(net)
-    ids = fill.deterministic_long("input_ids", (batch_size, length), 0, config.vocab_size)
-    labels = fill.deterministic_long("labels", (batch_size, length), 0, config.vocab_size)
+    for m in net.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.p = 0.0
+    vocab = net.config.vocab_size
+    ids = fill.deterministic_long("input_ids", (batch_size, length), 0, vocab)
+    labels = fill.deterministic_long("labels", (batch_size, length), 0, vocab)
 
     results = {}
+    net.eval()
     model.example_inputs = {"input_ids": ids}
     if seq2seq:
         model.example_inputs["decoder_input_ids"] = ids
-    net.eval()
     results["eval_output"] = model.eval()[0].detach().clone()
 
     net.train()
@@ -47,18 +88,21 @@ def compute(root, name, checkpoint, config, batch_size, length, parameters, seq2
     named = dict(net.named_parameters())
 
     def on_forward(module, args, kwargs, out):
-        results["loss"] = out.loss.detach().clone()
-        results["output"] = out.logits.detach().clone()
+        if "loss" not in results:
+            results["output"] = out.logits.detach().clone()
+            results["loss"] = out.loss.detach().clone()
 
     def on_step(optimizer, args, kwargs):
         for p in parameters:
-            results["grad:" + p] = named[p].grad.detach().clone()
+            results.setdefault("grad:" + p, named[p].grad.detach().clone())
 
     handles = [net.register_forward_hook(on_forward, with_kwargs=True),
                model.optimizer.register_step_pre_hook(on_step)]
-    model.train()
-    for h in handles:
-        h.remove()
+    try:
+        model.train()
+    finally:
+        for handle in handles:
+            handle.remove()
     for p in parameters:
         results["after_1_step:" + p] = named[p].detach().clone()
     assert torch.isfinite(results["loss"]).all()

@@ -2,16 +2,16 @@
 (AutoModelForMaskedLM.from_config(AutoConfig.from_pretrained(
 "albert-base-v2")), transformers 5.24.0) and its own eval() and train(); the
 checkpoint's config.json values are written out below (no hub access); see
-tools/golden/hf_masked_lm.py."""
+tools/golden/hf_common.py."""
 
-import hf_masked_lm
+import hf_common
 
 MODEL = "hf_Albert"
 REFERENCE = "torchbenchmark/models/hf_Albert: HuggingFaceModel.__init__, .eval, .train (transformers 5.24.0 AlbertForMaskedLM)"
 MODE = "train"
-BATCH_SIZE = hf_masked_lm.BATCH_SIZE
+BATCH_SIZE = hf_common.BATCH_SIZE
 DTYPE = "float32"
-NOTES = hf_masked_lm.NOTES + [
+NOTES = hf_common.NOTES + [
     "AutoConfig.from_pretrained('albert-base-v2') stands in as the checkpoint's config.json values"
     " (its dropouts are 0 already)",
 ]
@@ -37,4 +37,4 @@ def config():
 
 
 def compute(root):
-    return hf_masked_lm.compute(root, MODEL, PARAMETERS, pretrained={"albert-base-v2": config()})
+    return hf_common.compute(root, MODEL, PARAMETERS, pretrained={"albert-base-v2": config()})

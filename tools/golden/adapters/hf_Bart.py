@@ -44,5 +44,5 @@ def config(dropout=0.0):
 
 
 def compute(root):
-    return hf_common.compute(root, MODEL, "facebook/bart-base", config(), BATCH_SIZE, LENGTH,
-                             PARAMETERS, seq2seq=True)
+    return hf_common.compute(root, MODEL, PARAMETERS, pretrained={"facebook/bart-base": config()},
+                             seq2seq=True, batch_size=BATCH_SIZE, length=LENGTH)

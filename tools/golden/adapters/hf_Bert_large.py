@@ -3,17 +3,17 @@
 num_hidden_layers=24, num_attention_heads=16)), transformers 5.24.0) and its
 own eval() and train(), with num_hidden_layers cut to 2 (model_factory's
 BertConfig name replaced by one that sets it); see
-tools/golden/hf_masked_lm.py. The counts test covers the 24-layer network."""
+tools/golden/hf_common.py. The counts test covers the 24-layer network."""
 
-import hf_masked_lm
+import hf_common
 
 MODEL = "hf_Bert_large"
 REFERENCE = "torchbenchmark/models/hf_Bert_large: HuggingFaceModel.__init__, .eval, .train (transformers 5.24.0 BertForMaskedLM)"
 MODE = "train"
-BATCH_SIZE = hf_masked_lm.BATCH_SIZE
+BATCH_SIZE = hf_common.BATCH_SIZE
 DTYPE = "float32"
 GOLDEN_LAYERS = 2
-NOTES = hf_masked_lm.NOTES + [
+NOTES = hf_common.NOTES + [
     f"num_hidden_layers {GOLDEN_LAYERS} instead of 24 (every layer runs the same code; keeps the CPU check short)",
 ]
 PARAMETERS = [
@@ -31,4 +31,4 @@ def compute(root):
         assert kwargs["num_hidden_layers"] == 24, kwargs
         return BertConfig(**{**kwargs, "num_hidden_layers": GOLDEN_LAYERS})
 
-    return hf_masked_lm.compute(root, MODEL, PARAMETERS, config_override={"BertConfig": shorter})
+    return hf_common.compute(root, MODEL, PARAMETERS, config_override={"BertConfig": shorter})

@@ -2,16 +2,16 @@
 (AutoModelForMaskedLM.from_config(AutoConfig.from_pretrained(
 "distilbert-base-uncased")), transformers 5.24.0) and its own eval() and
 train(); the checkpoint's config.json values are written out below (no hub
-access); see tools/golden/hf_masked_lm.py."""
+access); see tools/golden/hf_common.py."""
 
-import hf_masked_lm
+import hf_common
 
 MODEL = "hf_DistilBert"
 REFERENCE = "torchbenchmark/models/hf_DistilBert: HuggingFaceModel.__init__, .eval, .train (transformers 5.24.0 DistilBertForMaskedLM)"
 MODE = "train"
-BATCH_SIZE = hf_masked_lm.BATCH_SIZE
+BATCH_SIZE = hf_common.BATCH_SIZE
 DTYPE = "float32"
-NOTES = hf_masked_lm.NOTES + [
+NOTES = hf_common.NOTES + [
     "AutoConfig.from_pretrained('distilbert-base-uncased') stands in as the checkpoint's config.json values",
 ]
 PARAMETERS = [
@@ -33,5 +33,5 @@ def config():
 
 
 def compute(root):
-    return hf_masked_lm.compute(root, MODEL, PARAMETERS,
+    return hf_common.compute(root, MODEL, PARAMETERS,
                                 pretrained={"distilbert-base-uncased": config()})

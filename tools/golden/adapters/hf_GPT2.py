@@ -38,4 +38,5 @@ def config(**overrides):
 
 
 def compute(root):
-    return hf_common.compute(root, MODEL, "gpt2", config(), BATCH_SIZE, LENGTH, PARAMETERS)
+    return hf_common.compute(root, MODEL, PARAMETERS, pretrained={"gpt2": config()},
+                             batch_size=BATCH_SIZE, length=LENGTH)

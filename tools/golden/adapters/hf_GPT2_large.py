@@ -34,4 +34,5 @@ PARAMETERS = [
 
 def compute(root):
     config = hf_GPT2.config(n_embd=1280, n_layer=LAYERS, n_head=20)
-    return hf_common.compute(root, MODEL, "gpt2-large", config, BATCH_SIZE, LENGTH, PARAMETERS)
+    return hf_common.compute(root, MODEL, PARAMETERS, pretrained={"gpt2-large": config},
+                             batch_size=BATCH_SIZE, length=LENGTH)
