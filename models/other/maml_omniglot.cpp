@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "common/functional_convnet.h"
+#include "common/omniglot_maml.h"
 #include "torchbench/amp.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
@@ -57,73 +58,19 @@ namespace {
 
 namespace F = torch::nn::functional;
 
-constexpr int64_t kNWay = 5;
-constexpr int64_t kKSpt = 5;
-constexpr int64_t kKQry = 15;
-constexpr int64_t kTaskNum = 32;
-constexpr int64_t kSmallTaskNum = 1;
-constexpr int64_t kGoldenTaskNum = 2;
-constexpr int kInnerIter = 5;
-constexpr double kInnerLr = 1e-1;
-constexpr double kMetaLr = 1e-3;
-
-class MamlOmniglot final : public Model {
+class MamlOmniglot final : public common::OmniglotMamlModel {
  public:
   explicit MamlOmniglot(const ModelConfig& config)
-      : mode_(config.mode), optimizer_path_(config.optimizer) {
-    net_->to(config.device);
-    const common::MetaBatch batch = common::SyntheticOmniglotMetaBatch(
-        config.small_inputs ? kSmallTaskNum : kTaskNum, kNWay, kKSpt, kKQry);
-    x_spt_ = batch.x_spt.to(config.float_options());
-    y_spt_ = batch.y_spt.to(config.device);
-    x_qry_ = batch.x_qry.to(config.float_options());
-    y_qry_ = batch.y_qry.to(config.device);
-    example_input_ = x_spt_[0];
-    if (mode_ == Mode::kTrain) {
-      net_->train();
-    } else {
-      net_->eval();
-    }
-  }
-
-  torch::Tensor Step() override {
-    if (mode_ == Mode::kEval) return net_->forward(example_input_);
-    return TrainStep(/*golden=*/nullptr);
-  }
-
-  torch::nn::Module& module() override { return *net_; }
-
-  // eval() and one train() call on 2 filled tasks, in float64, as
-  // tools/golden/adapters/maml_omniglot.py records them.
-  std::map<std::string, torch::Tensor> GoldenOutputs() override {
-    net_->to(torch::kDouble);
-    const auto f64 = torch::TensorOptions().dtype(torch::kDouble);
-    const int64_t setsz = kNWay * kKSpt;
-    const int64_t querysz = kNWay * kKQry;
-    x_spt_ = DeterministicTensor("x_spt", {kGoldenTaskNum, setsz, 1, 28, 28})
-                 .to(f64);
-    y_spt_ = DeterministicIntegers("y_spt", {kGoldenTaskNum, setsz}, 0, kNWay);
-    x_qry_ = DeterministicTensor("x_qry", {kGoldenTaskNum, querysz, 1, 28, 28})
-                 .to(f64);
-    y_qry_ =
-        DeterministicIntegers("y_qry", {kGoldenTaskNum, querysz}, 0, kNWay);
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      net_->eval();
-      out["eval_output"] = net_->forward(x_spt_[0]);
-    }
-    net_->train();
-    TrainStep(&out);
-    RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, &out);
-    RecordEdgeParameters(*net_, "after_step:", /*gradients=*/false, &out);
-    return out;
-  }
+      : OmniglotMamlModel(
+            config,
+            torch::nn::BatchNormOptions(64).momentum(1.0).affine(true)) {}
 
  private:
-  // Model.train(). With `golden` set, records each task's query loss and
-  // the last task's query logits.
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* golden) {
+  // Model.train(). With `golden` set, records each task's query loss, the
+  // last task's query logits, and the edge gradients (before the Adam step)
+  // and parameters (after it).
+  torch::Tensor TrainStep(
+      std::map<std::string, torch::Tensor>* golden) override {
     const std::vector<torch::Tensor> params = net_->parameters();
     optim::Adam meta_opt(params, optim::AdamOptions{.lr = kMetaLr},
                          optimizer_path_);
@@ -152,7 +99,13 @@ class MamlOmniglot final : public Model {
         (*golden)["qry_logits"] = qry_logits.detach();
       }
     }
+    if (golden != nullptr) {
+      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, golden);
+    }
     meta_opt.Step();
+    if (golden != nullptr) {
+      RecordEdgeParameters(*net_, "after_step:", /*gradients=*/false, golden);
+    }
     return qry_loss.detach();
   }
 
@@ -172,15 +125,6 @@ class MamlOmniglot final : public Model {
     }
     return stats;
   }
-
-  Mode mode_;
-  OptimizerPath optimizer_path_;
-  torch::nn::Sequential net_ = common::MakeConvNetSequential(
-      common::OmniglotConvNetOptions(kNWay),
-      torch::nn::BatchNormOptions(64).momentum(1.0).affine(true));
-  common::FunctionalConvNet fnet_{common::OmniglotConvNetOptions(kNWay)};
-  torch::Tensor x_spt_, y_spt_, x_qry_, y_qry_;
-  torch::Tensor example_input_;
 };
 
 ModelSpec MamlOmniglotSpec() {
