@@ -2,7 +2,8 @@
 """C++ step time beside the same reference model's step in Python eager.
 
 Runs, in one invocation on one machine, the torchbench program and the
-Python reference of each model (torchvision / timm, with TorchBench's step)
+Python reference of each model (torchvision / timm / transformers, with
+TorchBench's step)
 on the CPU with the same thread count, the same warm-up (3 steps) and the
 same statistic (median of the timed steps, each step timed alone after the
 previous one finished), then prints both and their ratio.
@@ -13,8 +14,11 @@ previous one finished), then prints both and their ratio.
 The Python side mirrors TorchBench 43ca0857: TorchVisionModel (Adam lr 1e-3,
 CrossEntropy against rand_like soft targets, inputs rand_like(randn)) and
 TimmModel (timm SGD nesterov lr 1e-4 momentum 0.9 weight decay 1e-4 without
-decay on biases/norms, CrossEntropy on fresh random labels each step); eval
-is the forward under no_grad.
+decay on biases/norms, CrossEntropy on fresh random labels each step) and
+HuggingFaceModel (from_config, randint ids of its train/eval length, the eval
+length divided by cpu_input_slice; Train: model(input_ids, labels).loss,
+backward, Adam lr 1e-3 with no zero_grad, as at 43ca0857); eval is the
+forward under no_grad.
 """
 import argparse
 import json
@@ -44,6 +48,9 @@ REFERENCES = {
     "timm_resnest": ("timm", "resnest14d"),
     "timm_vision_transformer": ("timm", "vit_small_patch16_224"),
     "timm_vovnet": ("timm", "vovnet39a"),
+    # (config class, auto class, train length, CPU eval length)
+    "hf_Bert": ("transformers", ("BertConfig", "AutoModelForMaskedLM", 512, 512)),
+    "hf_GPT2": ("transformers", ("GPT2Config", "AutoModelForCausalLM", 512, 1024 // 4)),
 }
 
 
@@ -76,6 +83,28 @@ def python_step_times(name, mode, batch_size, warmup, steps, seed):
             def step():
                 with torch.no_grad():
                     model(x)
+    elif package == "transformers":
+        import transformers
+
+        config_name, auto_name, train_length, eval_length = builder
+        config = getattr(transformers, config_name)()
+        model = getattr(transformers, auto_name).from_config(config)
+        length = train_length if mode == "Train" else eval_length
+        ids = torch.randint(0, config.vocab_size, (batch_size, length))
+        if mode == "Train":
+            labels = torch.randint(0, config.vocab_size, (batch_size, length))
+            model.train()
+            opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+            def step():
+                model(input_ids=ids, labels=labels).loss.backward()
+                opt.step()
+        else:
+            model.eval()
+
+            def step():
+                with torch.no_grad():
+                    model(input_ids=ids).logits
     else:
         import timm
         from timm.optim import create_optimizer_v2
