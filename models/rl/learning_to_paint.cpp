@@ -441,7 +441,7 @@ class LearningToPaint final : public Model {
 
   // Evaluator.__call__ with validate_episodes 5 and max_step 40.
   torch::Tensor EvalStep() {
-    torch::Tensor episode_reward;
+    torch::Tensor episode_reward, dist;
     for (int64_t episode = 0; episode < validate_episodes_; ++episode) {
       torch::Tensor observation = Reset(/*test=*/true, episode * batch_);
       // np.zeros(env_batch) + float32 rewards: float64.
@@ -451,9 +451,10 @@ class LearningToPaint final : public Model {
         observation = result.observation;
         episode_reward += result.reward;
       }
+      dist = GetDist();  // every episode's, as the Evaluator does
     }
     // In config.dtype(), except fp16: the rewards (~1e7 here) overflow it.
-    return torch::stack({episode_reward, GetDist().to(torch::kDouble)})
+    return torch::stack({episode_reward, dist.to(torch::kDouble)})
         .to(dtype_ == torch::kHalf ? torch::kFloat : dtype_);
   }
 
