@@ -201,3 +201,21 @@ def stub_torchtext_legacy():
         for cls in classes:
             setattr(module, cls, type(cls, (), {}))
         sys.modules[module.__name__] = module
+
+
+class RecordingFunctional:
+    """Stands in for a reference module's torch.nn.functional (its `F`),
+    recording each cross_entropy call's (logits, loss); every other name is
+    the real one's."""
+
+    def __init__(self, functional):
+        self._functional = functional
+        self.calls = []
+
+    def __getattr__(self, name):
+        return getattr(self._functional, name)
+
+    def cross_entropy(self, logits, target, *args, **kwargs):
+        loss = self._functional.cross_entropy(logits, target, *args, **kwargs)
+        self.calls.append((logits, loss))
+        return loss
