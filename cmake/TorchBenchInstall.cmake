@@ -19,6 +19,8 @@ install(TARGETS torchbench_harness torchbench_models torchbench
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   OBJECTS DESTINATION ${CMAKE_INSTALL_LIBDIR}/torchbench/objects)
+# vision_ops.cpp loads it by its install path (not part of the export).
+install(TARGETS torchbench_torch_python_stub LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY lib/include/torchbench DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT TorchBenchTargets
   NAMESPACE TorchBench::
