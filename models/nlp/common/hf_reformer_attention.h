@@ -103,6 +103,19 @@ inline torch::Tensor MaskValue(const torch::Tensor& dots,
                                             : float32;
 }
 
+// The bias-free hidden_size -> heads x head_size projection `name` of an
+// attention module.
+inline torch::nn::Linear RegisterProjection(torch::nn::Module& module,
+                                            const char* name,
+                                            const ReformerConfig& config) {
+  return module.register_module(
+      name,
+      torch::nn::Linear(torch::nn::LinearOptions(config.hidden_size,
+                                                 config.num_attention_heads *
+                                                     config.attention_head_size)
+                            .bias(false)));
+}
+
 // LocalSelfAttention: each chunk attends to itself and its neighbours.
 class LocalSelfAttentionImpl : public torch::nn::Module {
  public:
@@ -113,12 +126,8 @@ class LocalSelfAttentionImpl : public torch::nn::Module {
         before_(config.local_num_chunks_before),
         after_(config.local_num_chunks_after),
         dropout_(config.local_attention_probs_dropout_prob) {
-    const int64_t all = heads_ * head_size_;
     auto linear = [&](const char* name) {
-      return register_module(
-          name,
-          torch::nn::Linear(
-              torch::nn::LinearOptions(config.hidden_size, all).bias(false)));
+      return RegisterProjection(*this, name, config);
     };
     query_ = linear("query");
     key_ = linear("key");
@@ -216,12 +225,8 @@ class LshSelfAttentionImpl : public torch::nn::Module {
         hash_seed_(config.hash_seed),
         dropout_(config.lsh_attention_probs_dropout_prob) {
     TORCH_CHECK(num_buckets_ % 2 == 0, "num_buckets must be even");
-    const int64_t all = heads_ * head_size_;
     auto linear = [&](const char* name) {
-      return register_module(
-          name,
-          torch::nn::Linear(
-              torch::nn::LinearOptions(config.hidden_size, all).bias(false)));
+      return RegisterProjection(*this, name, config);
     };
     query_key_ = linear("query_key");
     value_ = linear("value");
