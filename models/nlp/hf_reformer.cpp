@@ -27,15 +27,13 @@
 // hash_seed set (so both languages draw the same rotations: the Train
 // forward reseeds the generators nondeterministically), float64 (bucket
 // argmaxes must not flip on rounding), gradients of an LSH and a local
-// layer's weights through the reversible backward.
+// layer's weights through the reversible backward, and an Eval of length 200
+// (padded to 256, the padding masked).
 //
 // Where the port differs from the reference:
 //  * transformers version: TorchBench at 43ca0857 pinned 4.20.1; the port
 //    follows the project's pinned 5.24.0, where lm_head.bias is a separate,
 //    unused parameter (tied to decoder.bias in 4.x).
-//  * Eval inputs whose length is not a multiple of 64 are refused (the
-//    reference pads them and masks the padding); TorchBench's lengths are
-//    multiples of 64.
 #include "nlp/common/hf_reformer.h"
 
 #include <map>
@@ -65,6 +63,7 @@ constexpr int64_t kSmallTrainLength = 256;
 constexpr int64_t kSmallAxial = 16;
 constexpr int64_t kGoldenLength = 256;
 constexpr uint64_t kGoldenHashSeed = 1234;
+constexpr int64_t kGoldenPaddedLength = 200;
 
 ReformerConfig SmallAxial(ReformerConfig config) {
   config.axial_pos_shape = {kSmallAxial, kSmallAxial};
@@ -143,7 +142,15 @@ class ReformerModel final : public hf::HfLanguageModel<ReformerForMaskedLm> {
     train.labels = DeterministicIntegers("labels", {batch_size_, kGoldenLength},
                                          0, kTask.vocab_size)
                        .to(device);
-    return hf::GoldenLmOutputs(net, adam, eval, train, GoldenParameters());
+    std::map<std::string, torch::Tensor> out =
+        hf::GoldenLmOutputs(net, adam, eval, train, GoldenParameters());
+    // Eval of a length the reference pads (and masks) to a chunk multiple.
+    torch::NoGradGuard no_grad;
+    net->eval();
+    hf::LmBatch padded;
+    padded.input_ids = eval.input_ids.slice(1, 0, kGoldenPaddedLength);
+    out["eval_output_padded"] = net->forward(padded).logits;
+    return out;
   }
 
  private:

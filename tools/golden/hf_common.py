@@ -47,7 +47,7 @@ NOTES = [
 
 def compute(root, name, parameters, pretrained=None, config_override=None, seq2seq=False,
             batch_size=BATCH_SIZE, length=LENGTH, attn_implementation="sdpa", after_fill=None,
-            dtype=None):
+            dtype=None, extra=None):
     """Runs TorchBench's Model for `name` and returns the golden tensors.
 
     pretrained: {checkpoint name: config} for AutoConfig.from_pretrained.
@@ -55,7 +55,8 @@ def compute(root, name, parameters, pretrained=None, config_override=None, seq2s
     attn_implementation: what the network must run (its config's).
     after_fill: called with the network after the fill (e.g. to restore
     constants the fill overwrote). dtype: the network converted to it after
-    the fill (the optimizer keeps its parameters)."""
+    the fill (the optimizer keeps its parameters). extra: called last with
+    the Model, the network and the results, to add keys."""
     import torch
 
     reference.load_model_package(root, name)
@@ -115,4 +116,6 @@ def compute(root, name, parameters, pretrained=None, config_override=None, seq2s
     for p in parameters:
         results["after_1_step:" + p] = named[p].detach().clone()
     assert torch.isfinite(results["loss"]).all()
+    if extra is not None:
+        extra(model, net, results)
     return results

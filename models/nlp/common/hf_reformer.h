@@ -5,12 +5,13 @@
 // each layer's activations from its outputs, and the LM head. Module and
 // parameter names are transformers' state_dict names.
 //
-// What the port leaves out (none of it runs in TorchBench's hf_Reformer):
-// incremental decoding (past_buckets_states), padding inputs whose length is
-// not a multiple of the chunk lengths (Eval pads them in the reference; this
-// port refuses such lengths), attention masks (TorchBench passes none),
-// is_decoder's causal mask (ReformerForMaskedLM forbids it), factorized
-// num_buckets (TorchBench sets 128) and output_attentions/hidden_states.
+// Eval inputs whose length is not a multiple of the chunk lengths are
+// padded and the padding masked, as the reference does. What the port
+// leaves out (none of it runs in TorchBench's hf_Reformer): incremental
+// decoding (past_buckets_states), user attention masks and position ids
+// (TorchBench passes none), is_decoder's causal mask (ReformerForMaskedLM
+// forbids it), factorized num_buckets (TorchBench sets 128) and
+// output_attentions/hidden_states.
 #ifndef TORCHBENCH_MODELS_NLP_COMMON_HF_REFORMER_H_
 #define TORCHBENCH_MODELS_NLP_COMMON_HF_REFORMER_H_
 
@@ -66,13 +67,14 @@ class ReformerAttentionImpl : public torch::nn::Module {
   }
 
   LshOutput forward(const torch::Tensor& hidden_states,
-                    const torch::Tensor& buckets) {
+                    const torch::Tensor& buckets,
+                    const torch::Tensor& attention_mask) {
     torch::Tensor normed = layer_norm_(hidden_states);
     LshOutput out;
     if (lsh_) {
-      out = lsh_(normed, buckets);
+      out = lsh_(normed, buckets, attention_mask);
     } else {
-      out.hidden_states = local_(normed);
+      out.hidden_states = local_(normed, attention_mask);
     }
     out.hidden_states =
         torch::dropout(dense_(out.hidden_states), dropout_, is_training());
@@ -173,10 +175,12 @@ class ReformerLayerImpl : public torch::nn::Module {
   };
 
   Output forward(const torch::Tensor& prev_attn_output,
-                 const torch::Tensor& hidden_states) {
+                 const torch::Tensor& hidden_states,
+                 const torch::Tensor& attention_mask) {
     torch::NoGradGuard no_grad;
     if (is_training()) attention_seed_ = FreshSeed();
-    LshOutput attention = attention_(hidden_states, torch::Tensor());
+    LshOutput attention =
+        attention_(hidden_states, torch::Tensor(), attention_mask);
     Output out;
     out.attn_output = prev_attn_output + attention.hidden_states;
     out.buckets = attention.buckets;
@@ -193,7 +197,8 @@ class ReformerLayerImpl : public torch::nn::Module {
   void BackwardPass(torch::Tensor& attn_output, torch::Tensor& hidden_states,
                     torch::Tensor& grad_attn_output,
                     torch::Tensor& grad_hidden_states,
-                    const torch::Tensor& buckets) {
+                    const torch::Tensor& buckets,
+                    const torch::Tensor& attention_mask) {
     TORCH_CHECK(is_training(), "the reversible backward needs train mode");
     torch::Tensor next_attn_output = attn_output.detach().requires_grad_(true);
     torch::Tensor res_hidden_states;
@@ -216,7 +221,7 @@ class ReformerLayerImpl : public torch::nn::Module {
     {
       torch::AutoGradMode enable_grad(true);
       torch::manual_seed(attention_seed_);
-      output = attention_(x2, buckets).hidden_states;
+      output = attention_(x2, buckets, attention_mask).hidden_states;
       torch::autograd::backward({output}, {grad_attn_output},
                                 /*retain_graph=*/true);
     }
@@ -237,6 +242,7 @@ TORCH_MODULE(ReformerLayer);
 struct ReversibleState : torch::CustomClassHolder {
   std::vector<ReformerLayer> layers;
   std::vector<torch::Tensor> buckets;  // Per layer; undefined for local.
+  torch::Tensor attention_mask;
 };
 
 // _ReversibleFunction: runs the layers without keeping activations (only
@@ -247,13 +253,17 @@ class ReversibleFunction
  public:
   static torch::autograd::variable_list forward(
       torch::autograd::AutogradContext* ctx, const torch::Tensor& hidden,
-      const std::vector<ReformerLayer>* layers) {
+      const std::vector<ReformerLayer>* layers,
+      const std::optional<torch::Tensor>& attention_mask) {
     std::vector<torch::Tensor> halves = torch::chunk(hidden, 2, -1);
     torch::Tensor hidden_states = halves[0], attn_output = halves[1];
     auto state = c10::make_intrusive<ReversibleState>();
     state->layers = *layers;
+    // An input only when defined (autograd records no undefined input).
+    state->attention_mask = attention_mask.value_or(torch::Tensor());
     for (ReformerLayer& layer : state->layers) {
-      ReformerLayerImpl::Output out = layer(attn_output, hidden_states);
+      ReformerLayerImpl::Output out =
+          layer(attn_output, hidden_states, state->attention_mask);
       attn_output = out.attn_output;
       hidden_states = out.hidden_states;
       state->buckets.push_back(out.buckets);
@@ -276,10 +286,10 @@ class ReversibleFunction
     for (size_t i = state->layers.size(); i-- > 0;) {
       state->layers[i]->BackwardPass(attn_output, hidden_states,
                                      grad_attn_output, grad_hidden_states,
-                                     state->buckets[i]);
+                                     state->buckets[i], state->attention_mask);
     }
     return {torch::cat({grad_attn_output, grad_hidden_states}, -1),
-            torch::Tensor()};
+            torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -334,20 +344,34 @@ class ReformerForMaskedLmImpl : public torch::nn::Module {
   }
 
   LmOutput forward(const LmBatch& batch) {
-    const torch::Tensor& ids = batch.input_ids;
+    torch::Tensor ids = batch.input_ids;
     const int64_t length = ids.size(1);
-    // The reference pads Eval inputs to a multiple of the chunk lengths and
-    // refuses such Train inputs; TorchBench's lengths never need it.
-    TORCH_CHECK(length % ChunkLengthLcm(config_) == 0 ||
-                    length <= ChunkLengthMin(config_),
-                "hf_Reformer port: sequence length ", length,
-                " must be a multiple of ", ChunkLengthLcm(config_),
-                " (the reference's padding is not ported)");
+    const int64_t lcm = ChunkLengthLcm(config_);
+    // _pad_to_mult_of_chunk_length: Eval inputs longer than a chunk are
+    // padded with pad tokens, masked out, to a multiple of the chunk lengths.
+    torch::Tensor attention_mask;
+    if (length % lcm != 0 && length > ChunkLengthMin(config_)) {
+      TORCH_CHECK(!is_training(), "in training the sequence length ", length,
+                  " must be a multiple of ", lcm);
+      const int64_t padding = lcm - length % lcm;
+      const auto options = ids.options();
+      ids = torch::cat({ids, torch::full({ids.size(0), padding},
+                                         config_.pad_token_id, options)},
+                       -1);
+      attention_mask = torch::cat(
+          {torch::ones(batch.input_ids.sizes(), options.dtype(torch::kBool)),
+           torch::zeros({ids.size(0), padding}, options.dtype(torch::kBool))},
+          -1);
+    }
     torch::Tensor hidden = Embed(ids);
     hidden = torch::cat({hidden, hidden}, -1);
-    hidden = ReversibleFunction::apply(hidden, &layers_)[0];
+    hidden = ReversibleFunction::apply(
+        hidden, &layers_,
+        attention_mask.defined() ? std::optional<torch::Tensor>(attention_mask)
+                                 : std::nullopt)[0];
     hidden = torch::dropout(encoder_layer_norm_(hidden),
                             config_.hidden_dropout_prob, is_training());
+    if (attention_mask.defined()) hidden = hidden.slice(1, 0, length);
     // chunk_size_lm_head is 0: the head runs on the whole sequence.
     LmOutput out;
     out.logits = decoder_(hidden);

@@ -47,6 +47,7 @@ struct ReformerConfig {
   int64_t chunk_size_feed_forward = 0;  // PretrainedConfig's default.
   int64_t chunk_size_lm_head = 0;
   double initializer_range = 0.02;
+  int64_t pad_token_id = 0;
 };
 
 // EfficientAttentionMixin._look_adjacent: each chunk (dim 2) followed, along
@@ -132,13 +133,16 @@ class LocalSelfAttentionImpl : public torch::nn::Module {
     query_ = linear("query");
     key_ = linear("key");
     value_ = linear("value");
-    // Registered as the reference does (counted buffers); with no attention
-    // mask and no causal mask (MaskedLM) the forward never reads them.
-    register_buffer("mask_value_float16", torch::tensor(-1e4));
-    register_buffer("mask_value_float32", torch::tensor(-1e9));
+    mask_value_float16_ =
+        register_buffer("mask_value_float16", torch::tensor(-1e4));
+    mask_value_float32_ =
+        register_buffer("mask_value_float32", torch::tensor(-1e9));
   }
 
-  torch::Tensor forward(const torch::Tensor& hidden_states) {
+  // `attention_mask`: B x L, 0 at padding (Eval inputs padded to a multiple
+  // of the chunk length), or undefined.
+  torch::Tensor forward(const torch::Tensor& hidden_states,
+                        const torch::Tensor& attention_mask) {
     const int64_t batch = hidden_states.size(0);
     const int64_t length = hidden_states.size(1);
     torch::Tensor query =
@@ -156,9 +160,20 @@ class LocalSelfAttentionImpl : public torch::nn::Module {
       value = LookAdjacent(SplitSequence(value, -1, chunk_length_, heads_),
                            before_, after_);
     }
-    // No mask: TorchBench passes no attention_mask and MaskedLM is not a
-    // decoder, so _compute_attn_mask returns None.
     torch::Tensor dots = torch::matmul(query, key.transpose(-1, -2));
+    // _compute_attn_mask: the padding mask chunked as the keys (MaskedLM is
+    // no decoder: no causal mask).
+    if (attention_mask.defined()) {
+      torch::Tensor mask = attention_mask.to(torch::kBool).unsqueeze(1);
+      if (!standard) {
+        mask = LookAdjacent(SplitSequence(mask, -1, chunk_length_, 1), before_,
+                            after_);
+      }
+      mask = mask.unsqueeze(-2).expand(dots.sizes());
+      dots = torch::where(
+          mask, dots,
+          MaskValue(dots, mask_value_float16_, mask_value_float32_));
+    }
     torch::Tensor probs = ExpNormalize(dots).first;
     probs = torch::dropout(probs, dropout_, is_training());
     torch::Tensor out = torch::matmul(probs, value);
@@ -171,6 +186,7 @@ class LocalSelfAttentionImpl : public torch::nn::Module {
   int64_t heads_, head_size_, chunk_length_, before_, after_;
   double dropout_;
   torch::nn::Linear query_{nullptr}, key_{nullptr}, value_{nullptr};
+  torch::Tensor mask_value_float16_, mask_value_float32_;
 };
 TORCH_MODULE(LocalSelfAttention);
 
@@ -234,14 +250,17 @@ class LshSelfAttentionImpl : public torch::nn::Module {
         register_buffer("self_mask_value_float16", torch::tensor(-1e3));
     self_mask_value_float32_ =
         register_buffer("self_mask_value_float32", torch::tensor(-1e5));
-    // Read only with an attention mask or a causal mask (neither here).
-    register_buffer("mask_value_float16", torch::tensor(-1e4));
-    register_buffer("mask_value_float32", torch::tensor(-1e9));
+    mask_value_float16_ =
+        register_buffer("mask_value_float16", torch::tensor(-1e4));
+    mask_value_float32_ =
+        register_buffer("mask_value_float32", torch::tensor(-1e9));
   }
 
   // `buckets`: the forward's buckets when the reversible backward recomputes
-  // the layer (no new rotations), else undefined.
-  LshOutput forward(const torch::Tensor& hidden_states, torch::Tensor buckets) {
+  // the layer (no new rotations), else undefined. `attention_mask`: as
+  // LocalSelfAttention's.
+  LshOutput forward(const torch::Tensor& hidden_states, torch::Tensor buckets,
+                    const torch::Tensor& attention_mask) {
     const int64_t batch = hidden_states.size(0);
     const int64_t length = hidden_states.size(1);
     torch::Tensor query_key =
@@ -252,7 +271,7 @@ class LshSelfAttentionImpl : public torch::nn::Module {
     torch::Tensor sorted_bucket_idx, undo_sorted_bucket_idx, idx_per_hash;
     if (!standard) {
       if (!buckets.defined()) {
-        buckets = HashVectors(query_key);
+        buckets = HashVectors(query_key, attention_mask);
       } else {
         buckets = buckets.view({batch, heads_, num_hashes_ * length});
       }
@@ -290,7 +309,8 @@ class LshSelfAttentionImpl : public torch::nn::Module {
     torch::Tensor key = query_key * torch::rsqrt(variance + 1e-6) /
                         std::sqrt(static_cast<double>(head_size_));
 
-    auto [out, logits] = Attend(query_key, key, value, idx_per_hash, standard);
+    auto [out, logits] =
+        Attend(query_key, key, value, idx_per_hash, attention_mask, standard);
     if (!standard) {
       auto sorted = ReverseSort::apply(out, logits, sorted_bucket_idx,
                                        undo_sorted_bucket_idx);
@@ -318,7 +338,9 @@ class LshSelfAttentionImpl : public torch::nn::Module {
   // _hash_vectors: argmax over [xR, -xR] for a fresh Gaussian rotation R per
   // hash round (drawn from the default generator, reseeded with hash_seed
   // when set), offset so that rounds do not share buckets.
-  torch::Tensor HashVectors(torch::Tensor vectors) {
+  // Padding tokens (`attention_mask` 0) get a bucket of their own.
+  torch::Tensor HashVectors(torch::Tensor vectors,
+                            const torch::Tensor& attention_mask) {
     const int64_t batch = vectors.size(0);
     vectors = vectors.detach();
     if (hash_seed_) torch::manual_seed(*hash_seed_);
@@ -329,8 +351,19 @@ class LshSelfAttentionImpl : public torch::nn::Module {
         torch::einsum("bmtd,mdhr->bmhtr", {vectors, rotations});
     rotated = torch::cat({rotated, -rotated}, -1);
     torch::Tensor buckets = torch::argmax(rotated, -1);
+    int64_t num_buckets = num_buckets_;
+    if (attention_mask.defined() && attention_mask.sum().item<int64_t>() <
+                                        batch * attention_mask.size(-1)) {
+      ++num_buckets;
+      torch::Tensor keep = attention_mask.to(torch::kBool)
+                               .unsqueeze(1)
+                               .unsqueeze(1)
+                               .expand(buckets.sizes());
+      buckets = torch::where(keep, buckets,
+                             torch::tensor(num_buckets - 1, buckets.options()));
+    }
     torch::Tensor offsets =
-        (torch::arange(num_hashes_, buckets.options()) * num_buckets_)
+        (torch::arange(num_hashes_, buckets.options()) * num_buckets)
             .view({1, 1, -1, 1})
             .expand({batch, heads_, num_hashes_, 1});
     return (buckets + offsets).flatten(2, 3);
@@ -348,7 +381,8 @@ class LshSelfAttentionImpl : public torch::nn::Module {
   // to itself unless it has nothing else. Returns the output and logsumexp.
   std::pair<torch::Tensor, torch::Tensor> Attend(
       const torch::Tensor& query, torch::Tensor key, torch::Tensor value,
-      const torch::Tensor& idx_per_hash, bool standard) {
+      const torch::Tensor& idx_per_hash, const torch::Tensor& attention_mask,
+      bool standard) {
     if (!standard) {
       key = LookAdjacent(key, before_, after_);
       value = LookAdjacent(value, before_, after_);
@@ -358,6 +392,19 @@ class LshSelfAttentionImpl : public torch::nn::Module {
     if (!standard) {
       query_idx = SplitSequence(idx_per_hash, -1, chunk_length_, heads_);
       key_idx = LookAdjacent(query_idx, before_, after_);
+    }
+    // _compute_attn_mask: the padding mask of each key, in bucket order.
+    if (attention_mask.defined()) {
+      torch::Tensor mask = attention_mask.to(torch::kBool).unsqueeze(1);
+      if (!standard) {
+        std::vector<int64_t> shape = query_idx.sizes().vec();
+        shape.back() = -1;
+        mask = torch::gather(mask.unsqueeze(1).expand(shape), -1, key_idx);
+      }
+      mask = mask.unsqueeze(-2).expand(dots.sizes());
+      dots = torch::where(
+          mask, dots,
+          MaskValue(dots, mask_value_float16_, mask_value_float32_));
     }
     torch::Tensor self_mask =
         torch::ne(query_idx.unsqueeze(-1), key_idx.unsqueeze(-2));
@@ -379,7 +426,8 @@ class LshSelfAttentionImpl : public torch::nn::Module {
   std::optional<uint64_t> hash_seed_;
   double dropout_;
   torch::nn::Linear query_key_{nullptr}, value_{nullptr};
-  torch::Tensor self_mask_value_float16_, self_mask_value_float32_;
+  torch::Tensor self_mask_value_float16_, self_mask_value_float32_,
+      mask_value_float16_, mask_value_float32_;
 };
 TORCH_MODULE(LshSelfAttention);
 

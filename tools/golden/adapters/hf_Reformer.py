@@ -17,6 +17,7 @@ the constants ReformerPreTrainedModel._init_weights gives them. float64:
 an LSH bucket is an argmax, float32 rounding could flip one.
 """
 
+import fill
 import hf_common
 
 MODEL = "hf_Reformer"
@@ -28,11 +29,14 @@ DTYPE = "float64"
 LENGTH = 256
 AXIAL_POS_SHAPE = (16, 16)
 HASH_SEED = 1234
+PADDED_LENGTH = 200
 NOTES = [n for n in hf_common.NOTES if not n.startswith("input_ids")] + [
     f"input_ids, labels: fill integers in [0, vocab) of shape {BATCH_SIZE}x{LENGTH}",
     f"ReformerConfig: axial_pos_shape {AXIAL_POS_SHAPE} (training needs prod == length), dropout rates 0,"
     f" hash_seed {HASH_SEED} (same rotations in both languages); mask-value buffers reset after the fill",
     "float64 (filled float32 values converted): LSH buckets are argmaxes",
+    f"eval_output_padded: HuggingFaceModel.eval() after the step on the first {PADDED_LENGTH} ids of"
+    " input_ids (padded to a multiple of the chunk length, the padding masked in both attentions)",
 ]
 PARAMETERS = [
     "reformer.embeddings.word_embeddings.weight",
@@ -64,9 +68,16 @@ def reset_mask_values(net):
             buffer.fill_(values[name.rsplit(".", 1)[-1]])
 
 
+def padded_eval(model, net, results):
+    ids = fill.deterministic_long("input_ids", (BATCH_SIZE, LENGTH), 0, net.config.vocab_size)
+    net.eval()
+    model.example_inputs = {"input_ids": ids[:, :PADDED_LENGTH]}
+    results["eval_output_padded"] = model.eval()[0].detach().clone()
+
+
 def compute(root):
     import torch
 
     return hf_common.compute(root, MODEL, PARAMETERS, config_override={"ReformerConfig": golden_config},
                              length=LENGTH, attn_implementation="eager", after_fill=reset_mask_values,
-                             dtype=torch.float64)
+                             dtype=torch.float64, extra=padded_eval)
