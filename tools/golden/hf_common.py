@@ -46,11 +46,17 @@ NOTES = [
 
 
 def compute(root, name, parameters, pretrained=None, config_override=None, seq2seq=False,
-            batch_size=BATCH_SIZE, length=LENGTH):
+            batch_size=BATCH_SIZE, length=LENGTH, attn_implementation="sdpa", after_fill=None,
+            dtype=None, extra=None):
     """Runs TorchBench's Model for `name` and returns the golden tensors.
 
     pretrained: {checkpoint name: config} for AutoConfig.from_pretrained.
-    config_override: {name in model_factory: callable} (e.g. BertConfig)."""
+    config_override: {name in model_factory: callable} (e.g. BertConfig).
+    attn_implementation: what the network must run (its config's).
+    after_fill: called with the network after the fill (e.g. to restore
+    constants the fill overwrote). dtype: the network converted to it after
+    the fill (the optimizer keeps its parameters). extra: called last with
+    the Model, the network and the results, to add keys."""
     import torch
 
     reference.load_model_package(root, name)
@@ -67,8 +73,12 @@ def compute(root, name, parameters, pretrained=None, config_override=None, seq2s
     package = sys.modules[f"torchbenchmark.models.{name}"]
     model = package.Model(test="train", device="cpu", batch_size=batch_size)
     net = model.model
-    assert net.config._attn_implementation == "sdpa", net.config._attn_implementation
+    assert net.config._attn_implementation == attn_implementation, net.config._attn_implementation
     fill.deterministic_fill(net)
+    if after_fill is not None:
+        after_fill(net)
+    if dtype is not None:
+        net.to(dtype)
     for m in net.modules():
         if isinstance(m, torch.nn.Dropout):
             m.p = 0.0
@@ -106,4 +116,6 @@ def compute(root, name, parameters, pretrained=None, config_override=None, seq2s
     for p in parameters:
         results["after_1_step:" + p] = named[p].detach().clone()
     assert torch.isfinite(results["loss"]).all()
+    if extra is not None:
+        extra(model, net, results)
     return results
