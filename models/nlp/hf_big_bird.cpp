@@ -65,6 +65,7 @@
 
 #include "nlp/common/big_bird_random_blocks.h"
 #include "nlp/common/big_bird_sparse_attention.h"
+#include "nlp/common/hf_bert.h"
 #include "nlp/common/hf_bert_blocks.h"
 #include "nlp/common/hf_language_model.h"
 #include "nlp/common/hf_layers.h"
@@ -108,9 +109,9 @@ struct BigBirdConfig {
 constexpr BigBirdConfig kGoldenConfig{.vocab_size = 1024,
                                       .num_hidden_layers = 2};
 
-// BigBirdLayer with BigBirdAttention (attention.self.{query,key,value} and
-// the full path's attention.self.dropout; attention.output.{dense,
-// LayerNorm}), intermediate.dense, output.{dense,LayerNorm}.
+// BigBirdLayer: BertLayer's modules and names (BigBirdAttention's
+// attention.self.{query,key,value} and the full path's dropout) around
+// block-sparse or full self-attention, gelu_new feed-forward.
 class BigBirdLayerImpl : public torch::nn::Module {
  public:
   BigBirdLayerImpl(const BigBirdConfig& c, int64_t index)
@@ -118,43 +119,16 @@ class BigBirdLayerImpl : public torch::nn::Module {
         heads_(c.num_attention_heads),
         block_(c.block_size),
         random_blocks_(c.num_random_blocks),
-        max_positions_(c.max_position_embeddings) {
-    const int64_t h = c.hidden_size;
-    auto attention = hf::Child(*this, "attention");
-    auto self = hf::Child(*attention, "self");
-    query_ = self->register_module("query", torch::nn::Linear(h, h));
-    key_ = self->register_module("key", torch::nn::Linear(h, h));
-    value_ = self->register_module("value", torch::nn::Linear(h, h));
-    attention_dropout_ = self->register_module(
-        "dropout", torch::nn::Dropout(c.attention_probs_dropout_prob));
-    auto attention_output = hf::Child(*attention, "output");
-    attention_dense_ =
-        attention_output->register_module("dense", torch::nn::Linear(h, h));
-    attention_norm_ = attention_output->register_module(
-        "LayerNorm", hf::MakeLayerNorm(h, c.layer_norm_eps));
-    attention_output_dropout_ = attention_output->register_module(
-        "dropout", torch::nn::Dropout(c.hidden_dropout_prob));
-    intermediate_ = hf::Child(*this, "intermediate")
-                        ->register_module(
-                            "dense", torch::nn::Linear(h, c.intermediate_size));
-    auto output = hf::Child(*this, "output");
-    output_dense_ = output->register_module(
-        "dense", torch::nn::Linear(c.intermediate_size, h));
-    output_norm_ = output->register_module(
-        "LayerNorm", hf::MakeLayerNorm(h, c.layer_norm_eps));
-    output_dropout_ = output->register_module(
-        "dropout", torch::nn::Dropout(c.hidden_dropout_prob));
-  }
+        max_positions_(c.max_position_embeddings),
+        parts_(*this, c.hidden_size, c.intermediate_size, c.layer_norm_eps,
+               c.hidden_dropout_prob, c.attention_probs_dropout_prob) {}
 
   // `masks` null: original_full attention.
   torch::Tensor forward(const torch::Tensor& x,
                         const big_bird::SparseMasks* masks) {
     const torch::Tensor context =
         masks != nullptr ? SparseAttention(x, *masks) : FullAttention(x);
-    const torch::Tensor a = attention_norm_(
-        attention_output_dropout_(attention_dense_(context)) + x);
-    return output_norm_(
-        output_dropout_(output_dense_(hf::GeluNew(intermediate_(a)))) + a);
+    return parts_.Finish(context, x, hf::HiddenAct::kGeluNew);
   }
 
  private:
@@ -176,9 +150,9 @@ class BigBirdLayerImpl : public torch::nn::Module {
     cast.band = masks.band.to(x.scalar_type());
     cast.from = masks.from.to(x.scalar_type());
     cast.to = masks.to.to(x.scalar_type());
-    return big_bird::BlockSparseAttention(split(query_(x)), split(key_(x)),
-                                          split(value_(x)), cast, rand_attn,
-                                          block_)
+    return big_bird::BlockSparseAttention(
+               split(parts_.query(x)), split(parts_.key(x)),
+               split(parts_.value(x)), cast, rand_attn, block_)
         .contiguous()
         .view({batch, length, -1});
   }
@@ -186,26 +160,19 @@ class BigBirdLayerImpl : public torch::nn::Module {
   // BigBirdSelfAttention (eager) without a mask, as create_bidirectional_mask
   // leaves an all-ones mask.
   torch::Tensor FullAttention(const torch::Tensor& x) {
-    const torch::Tensor q = hf::SplitHeads(query_(x), heads_);
-    const torch::Tensor k = hf::SplitHeads(key_(x), heads_);
-    const torch::Tensor v = hf::SplitHeads(value_(x), heads_);
+    const torch::Tensor q = hf::SplitHeads(parts_.query(x), heads_);
+    const torch::Tensor k = hf::SplitHeads(parts_.key(x), heads_);
+    const torch::Tensor v = hf::SplitHeads(parts_.value(x), heads_);
     torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2)) /
                            std::sqrt(static_cast<double>(q.size(-1)));
-    const torch::Tensor probs = attention_dropout_(torch::softmax(scores, -1));
+    const torch::Tensor probs =
+        parts_.attention_dropout(torch::softmax(scores, -1));
     return hf::MergeHeads(torch::matmul(probs, v));
   }
 
   uint32_t seed_;  // BigBirdLayer(config, seed=layer_idx)
   int64_t heads_, block_, random_blocks_, max_positions_;
-  torch::nn::Linear query_{nullptr}, key_{nullptr}, value_{nullptr};
-  torch::nn::Dropout attention_dropout_{nullptr};
-  torch::nn::Linear attention_dense_{nullptr};
-  torch::nn::LayerNorm attention_norm_{nullptr};
-  torch::nn::Dropout attention_output_dropout_{nullptr};
-  torch::nn::Linear intermediate_{nullptr};
-  torch::nn::Linear output_dense_{nullptr};
-  torch::nn::LayerNorm output_norm_{nullptr};
-  torch::nn::Dropout output_dropout_{nullptr};
+  hf::BertLayerParts parts_;
 };
 TORCH_MODULE(BigBirdLayer);
 
