@@ -46,11 +46,14 @@ NOTES = [
 
 
 def compute(root, name, parameters, pretrained=None, config_override=None, seq2seq=False,
-            batch_size=BATCH_SIZE, length=LENGTH):
+            batch_size=BATCH_SIZE, length=LENGTH, attn_implementation="sdpa", built=None):
     """Runs TorchBench's Model for `name` and returns the golden tensors.
 
     pretrained: {checkpoint name: config} for AutoConfig.from_pretrained.
-    config_override: {name in model_factory: callable} (e.g. BertConfig)."""
+    config_override: {name in model_factory: callable} (e.g. BertConfig).
+    attn_implementation: the one from_config must pick (models without an
+    SDPA path, such as Longformer, run "eager").
+    built: a dict that receives the Model as "model" (for further keys)."""
     import torch
 
     reference.load_model_package(root, name)
@@ -67,7 +70,9 @@ def compute(root, name, parameters, pretrained=None, config_override=None, seq2s
     package = sys.modules[f"torchbenchmark.models.{name}"]
     model = package.Model(test="train", device="cpu", batch_size=batch_size)
     net = model.model
-    assert net.config._attn_implementation == "sdpa", net.config._attn_implementation
+    assert net.config._attn_implementation == attn_implementation, net.config._attn_implementation
+    if built is not None:
+        built["model"] = model
     fill.deterministic_fill(net)
     for m in net.modules():
         if isinstance(m, torch.nn.Dropout):
