@@ -42,7 +42,9 @@
 // padded to 48 and runs the banded path over 5 and 11 overlapping chunks;
 // batch 2, dropout off, float32. "global:*" keys rerun the stepped network
 // with a global_attention_mask (two global tokens in the first sequence,
-// one in the second). The counts test covers the full network.
+// one in the second); "window512:eval_output" runs TorchBench's own window
+// (the length-40 ids padded to 512) through one freshly filled layer. The
+// counts test covers the full network.
 //
 // Where the port differs from the reference:
 //  * transformers 5.24.0 rather than TorchBench's pinned 4.20.1 (same
@@ -481,6 +483,17 @@ class LongformerModel final
     for (size_t i = 0; i < params.size(); ++i) {
       out["global:grad:" + GlobalGoldenParameters()[i]] = grads[i];
     }
+
+    // TorchBench's window, 512 (w = 256; the ids padded to 512), on one
+    // freshly filled layer.
+    LongformerConfig wide_config = GoldenConfig();
+    wide_config.num_hidden_layers = 1;
+    wide_config.attention_window = {512};
+    LongformerForMaskedLM wide(wide_config);
+    DeterministicFill(*wide);
+    wide->eval();
+    torch::NoGradGuard no_grad;
+    out["window512:eval_output"] = wide->forward(eval).logits;
     return out;
   }
 

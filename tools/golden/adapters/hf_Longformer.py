@@ -7,8 +7,9 @@ windows 16 and 8, so that a short sequence still runs the banded attention
 over several overlapping chunks (length 40 is padded to 48: 5 chunks in
 layer 0, 11 in layer 1). Then the global-attention path, which TorchBench's
 inputs never take: the stepped network (train mode, dropout off) on the
-same ids and labels with a global_attention_mask. The counts test covers the
-12-layer, window-512 network."""
+same ids and labels with a global_attention_mask. Last, TorchBench's own
+window (512) through a freshly filled 1-layer network in eval mode. The
+counts test covers the 12-layer, window-512 network."""
 
 import hf_common
 
@@ -51,18 +52,21 @@ NOTES = [
     "after_1_step:*: the same parameters after that step",
     f"global:*: then model(input_ids, labels, global_attention_mask) with global tokens {GLOBAL_TOKENS}"
     " (sequence, position), train mode, dropout off: logits, loss and torch.autograd.grad of the loss",
+    "window512:eval_output: TorchBench's own window (512, one-sided 256; the ids padded to 512) on a"
+    " freshly filled 1-layer AutoModelForMaskedLM.from_config of the same configuration, eval mode,"
+    " no_grad logits of input_ids",
 ]
 
 
-def config():
+def config(layers=GOLDEN_LAYERS, windows=GOLDEN_WINDOWS):
     from transformers import LongformerConfig
 
     return LongformerConfig(
-        vocab_size=50265, hidden_size=768, num_hidden_layers=GOLDEN_LAYERS, num_attention_heads=12,
+        vocab_size=50265, hidden_size=768, num_hidden_layers=layers, num_attention_heads=12,
         intermediate_size=3072, hidden_act="gelu", hidden_dropout_prob=0.1,
         attention_probs_dropout_prob=0.0, max_position_embeddings=4098, type_vocab_size=1,
         initializer_range=0.02, layer_norm_eps=1e-5, pad_token_id=1, bos_token_id=0, eos_token_id=2,
-        sep_token_id=2, attention_window=list(GOLDEN_WINDOWS))
+        sep_token_id=2, attention_window=list(windows))
 
 
 def compute(root):
@@ -91,4 +95,15 @@ def compute(root):
     grads = torch.autograd.grad(out.loss, [named[p] for p in GLOBAL_PARAMETERS])
     for p, g in zip(GLOBAL_PARAMETERS, grads):
         results["global:grad:" + p] = g.detach().clone()
+
+    import transformers
+
+    wide = transformers.AutoModelForMaskedLM.from_config(config(layers=1, windows=[512]))
+    fill.deterministic_fill(wide)
+    for m in wide.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.p = 0.0
+    wide.eval()
+    with torch.no_grad():
+        results["window512:eval_output"] = wide(input_ids=ids).logits.detach().clone()
     return results
