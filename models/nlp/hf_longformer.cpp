@@ -166,7 +166,8 @@ TORCH_MODULE(Embeddings);
 
 // LongformerLayer: attention.{self.{query,key,value,query_global,
 // key_global,value_global}, output.{dense,LayerNorm,dropout}},
-// intermediate.dense, output.{dense,LayerNorm,dropout}.
+// intermediate.dense, output.{dense,LayerNorm,dropout}; all but the
+// self-attention are transformers' copies of BERT's (hf::BertLayerOutputs).
 class LayerImpl : public torch::nn::Module {
  public:
   LayerImpl(const LongformerConfig& c, int64_t layer_id)
@@ -188,31 +189,13 @@ class LayerImpl : public torch::nn::Module {
     query_global_ = linear("query_global", h, h);
     key_global_ = linear("key_global", h, h);
     value_global_ = linear("value_global", h, h);
-    auto attention_output = hf::Child(*attention, "output");
-    attention_dense_ =
-        attention_output->register_module("dense", torch::nn::Linear(h, h));
-    attention_norm_ = attention_output->register_module(
-        "LayerNorm", hf::MakeLayerNorm(h, c.layer_norm_eps));
-    attention_output_dropout_ = attention_output->register_module(
-        "dropout", torch::nn::Dropout(c.hidden_dropout_prob));
-    intermediate_ = hf::Child(*this, "intermediate")
-                        ->register_module(
-                            "dense", torch::nn::Linear(h, c.intermediate_size));
-    auto output = hf::Child(*this, "output");
-    output_dense_ = output->register_module(
-        "dense", torch::nn::Linear(c.intermediate_size, h));
-    output_norm_ = output->register_module(
-        "LayerNorm", hf::MakeLayerNorm(h, c.layer_norm_eps));
-    output_dropout_ = output->register_module(
-        "dropout", torch::nn::Dropout(c.hidden_dropout_prob));
+    outputs_ = hf::BertLayerOutputs(*this, *attention, h, c.intermediate_size,
+                                    c.layer_norm_eps, c.hidden_dropout_prob,
+                                    hf::HiddenAct::kGelu);
   }
 
   torch::Tensor forward(const torch::Tensor& x, const TokenKinds& kinds) {
-    const torch::Tensor a = attention_norm_(
-        attention_output_dropout_(attention_dense_(SelfAttention(x, kinds))) +
-        x);
-    return output_norm_(
-        output_dropout_(output_dense_(torch::gelu(intermediate_(a)))) + a);
+    return outputs_.forward(SelfAttention(x, kinds), x);
   }
 
  private:
@@ -325,13 +308,7 @@ class LayerImpl : public torch::nn::Module {
   torch::nn::Linear query_{nullptr}, key_{nullptr}, value_{nullptr};
   torch::nn::Linear query_global_{nullptr}, key_global_{nullptr},
       value_global_{nullptr};
-  torch::nn::Linear attention_dense_{nullptr};
-  torch::nn::LayerNorm attention_norm_{nullptr};
-  torch::nn::Dropout attention_output_dropout_{nullptr};
-  torch::nn::Linear intermediate_{nullptr};
-  torch::nn::Linear output_dense_{nullptr};
-  torch::nn::LayerNorm output_norm_{nullptr};
-  torch::nn::Dropout output_dropout_{nullptr};
+  hf::BertLayerOutputs outputs_;
 };
 TORCH_MODULE(Layer);
 

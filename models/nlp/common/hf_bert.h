@@ -55,8 +55,7 @@ struct BertConfig {
 // output.{dense,LayerNorm,dropout}.
 class BertLayerImpl : public torch::nn::Module {
  public:
-  explicit BertLayerImpl(const BertConfig& c)
-      : heads_(c.num_attention_heads), act_(c.hidden_act) {
+  explicit BertLayerImpl(const BertConfig& c) : heads_(c.num_attention_heads) {
     const int64_t h = c.hidden_size;
     auto attention = Child(*this, "attention");
     auto self = Child(*attention, "self");
@@ -65,47 +64,22 @@ class BertLayerImpl : public torch::nn::Module {
     value_ = self->register_module("value", torch::nn::Linear(h, h));
     attention_dropout_ = self->register_module(
         "dropout", torch::nn::Dropout(c.attention_probs_dropout_prob));
-    auto attention_output = Child(*attention, "output");
-    attention_dense_ =
-        attention_output->register_module("dense", torch::nn::Linear(h, h));
-    attention_norm_ = attention_output->register_module(
-        "LayerNorm", MakeLayerNorm(h, c.layer_norm_eps));
-    attention_output_dropout_ = attention_output->register_module(
-        "dropout", torch::nn::Dropout(c.hidden_dropout_prob));
-    intermediate_ = Child(*this, "intermediate")
-                        ->register_module(
-                            "dense", torch::nn::Linear(h, c.intermediate_size));
-    auto output = Child(*this, "output");
-    output_dense_ = output->register_module(
-        "dense", torch::nn::Linear(c.intermediate_size, h));
-    output_norm_ = output->register_module("LayerNorm",
-                                           MakeLayerNorm(h, c.layer_norm_eps));
-    output_dropout_ = output->register_module(
-        "dropout", torch::nn::Dropout(c.hidden_dropout_prob));
+    outputs_ =
+        BertLayerOutputs(*this, *attention, h, c.intermediate_size,
+                         c.layer_norm_eps, c.hidden_dropout_prob, c.hidden_act);
   }
 
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) {
-    const torch::Tensor context =
-        SelfAttention(x, query_, key_, value_, heads_, mask, attention_dropout_,
-                      is_training());
-    const torch::Tensor a = attention_norm_(
-        attention_output_dropout_(attention_dense_(context)) + x);
-    return output_norm_(
-        output_dropout_(output_dense_(Activate(intermediate_(a), act_))) + a);
+    return outputs_.forward(SelfAttention(x, query_, key_, value_, heads_, mask,
+                                          attention_dropout_, is_training()),
+                            x);
   }
 
  private:
   int64_t heads_;
-  HiddenAct act_;
   torch::nn::Linear query_{nullptr}, key_{nullptr}, value_{nullptr};
   torch::nn::Dropout attention_dropout_{nullptr};
-  torch::nn::Linear attention_dense_{nullptr};
-  torch::nn::LayerNorm attention_norm_{nullptr};
-  torch::nn::Dropout attention_output_dropout_{nullptr};
-  torch::nn::Linear intermediate_{nullptr};
-  torch::nn::Linear output_dense_{nullptr};
-  torch::nn::LayerNorm output_norm_{nullptr};
-  torch::nn::Dropout output_dropout_{nullptr};
+  BertLayerOutputs outputs_;
 };
 TORCH_MODULE(BertLayer);
 
