@@ -48,9 +48,16 @@ REFERENCES = {
     "timm_resnest": ("timm", "resnest14d"),
     "timm_vision_transformer": ("timm", "vit_small_patch16_224"),
     "timm_vovnet": ("timm", "vovnet39a"),
-    # (config class, auto class, train length, CPU eval length)
+    # (config class or (class, its arguments), auto class, train length,
+    # CPU eval length)
     "hf_Bert": ("transformers", ("BertConfig", "AutoModelForMaskedLM", 512, 512)),
     "hf_GPT2": ("transformers", ("GPT2Config", "AutoModelForCausalLM", 512, 1024 // 4)),
+    # allenai/longformer-base-4096's config.json (no hub here).
+    "hf_Longformer": ("transformers", (
+        ("LongformerConfig", dict(vocab_size=50265, max_position_embeddings=4098,
+                                  type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=1,
+                                  attention_window=[512] * 12)),
+        "AutoModelForMaskedLM", 1024, 4096 // 8)),
 }
 
 
@@ -87,7 +94,9 @@ def python_step_times(name, mode, batch_size, warmup, steps, seed):
         import transformers
 
         config_name, auto_name, train_length, eval_length = builder
-        config = getattr(transformers, config_name)()
+        config_name, config_args = (
+            config_name if isinstance(config_name, tuple) else (config_name, {}))
+        config = getattr(transformers, config_name)(**config_args)
         model = getattr(transformers, auto_name).from_config(config)
         length = train_length if mode == "Train" else eval_length
         ids = torch.randint(0, config.vocab_size, (batch_size, length))

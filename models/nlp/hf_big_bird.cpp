@@ -115,7 +115,8 @@ constexpr BigBirdConfig kGoldenConfig{.vocab_size = 1024,
                                       .num_hidden_layers = 2};
 
 // BigBirdLayer: BertLayer's modules and names (BigBirdAttention's
-// attention.self.{query,key,value} and the full path's dropout) around
+// attention.self.{query,key,value} and the full path's dropout, then
+// hf::BertLayerOutputs) around
 // block-sparse or full self-attention, gelu_new feed-forward.
 class BigBirdLayerImpl : public torch::nn::Module {
  public:
@@ -124,16 +125,26 @@ class BigBirdLayerImpl : public torch::nn::Module {
         heads_(c.num_attention_heads),
         block_(c.block_size),
         random_blocks_(c.num_random_blocks),
-        max_positions_(c.max_position_embeddings),
-        parts_(*this, c.hidden_size, c.intermediate_size, c.layer_norm_eps,
-               c.hidden_dropout_prob, c.attention_probs_dropout_prob) {}
+        max_positions_(c.max_position_embeddings) {
+    const int64_t h = c.hidden_size;
+    auto attention = hf::Child(*this, "attention");
+    auto self = hf::Child(*attention, "self");
+    query_ = self->register_module("query", torch::nn::Linear(h, h));
+    key_ = self->register_module("key", torch::nn::Linear(h, h));
+    value_ = self->register_module("value", torch::nn::Linear(h, h));
+    attention_dropout_ = self->register_module(
+        "dropout", torch::nn::Dropout(c.attention_probs_dropout_prob));
+    outputs_ = hf::BertLayerOutputs(*this, *attention, h, c.intermediate_size,
+                                    c.layer_norm_eps, c.hidden_dropout_prob,
+                                    hf::HiddenAct::kGeluNew);
+  }
 
   // `masks` null: original_full attention.
   torch::Tensor forward(const torch::Tensor& x,
                         const big_bird::SparseMasks* masks) {
     const torch::Tensor context =
         masks != nullptr ? SparseAttention(x, *masks) : FullAttention(x);
-    return parts_.Finish(context, x, hf::HiddenAct::kGeluNew);
+    return outputs_.forward(context, x);
   }
 
  private:
@@ -156,8 +167,8 @@ class BigBirdLayerImpl : public torch::nn::Module {
     cast.from = masks.from.to(x.scalar_type());
     cast.to = masks.to.to(x.scalar_type());
     return big_bird::BlockSparseAttention(
-               split(parts_.query(x)), split(parts_.key(x)),
-               split(parts_.value(x)), cast, rand_attn, block_)
+               split(query_(x)), split(key_(x)),
+               split(value_(x)), cast, rand_attn, block_)
         .contiguous()
         .view({batch, length, -1});
   }
@@ -165,19 +176,21 @@ class BigBirdLayerImpl : public torch::nn::Module {
   // BigBirdSelfAttention (eager) without a mask, as create_bidirectional_mask
   // leaves an all-ones mask.
   torch::Tensor FullAttention(const torch::Tensor& x) {
-    const torch::Tensor q = hf::SplitHeads(parts_.query(x), heads_);
-    const torch::Tensor k = hf::SplitHeads(parts_.key(x), heads_);
-    const torch::Tensor v = hf::SplitHeads(parts_.value(x), heads_);
+    const torch::Tensor q = hf::SplitHeads(query_(x), heads_);
+    const torch::Tensor k = hf::SplitHeads(key_(x), heads_);
+    const torch::Tensor v = hf::SplitHeads(value_(x), heads_);
     torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2)) /
                            std::sqrt(static_cast<double>(q.size(-1)));
     const torch::Tensor probs =
-        parts_.attention_dropout(torch::softmax(scores, -1));
+        attention_dropout_(torch::softmax(scores, -1));
     return hf::MergeHeads(torch::matmul(probs, v));
   }
 
   uint32_t seed_;  // BigBirdLayer(config, seed=layer_idx)
   int64_t heads_, block_, random_blocks_, max_positions_;
-  hf::BertLayerParts parts_;
+  torch::nn::Linear query_{nullptr}, key_{nullptr}, value_{nullptr};
+  torch::nn::Dropout attention_dropout_{nullptr};
+  hf::BertLayerOutputs outputs_;
 };
 TORCH_MODULE(BigBirdLayer);
 

@@ -50,83 +50,36 @@ struct BertConfig {
   double initializer_range = 0.02;
 };
 
-// The modules of a BERT-style post-norm encoder layer, registered on
-// `layer` under BertLayer's names (BigBirdLayer uses the same):
-// attention.{self.{query,key,value,dropout}, output.{dense,LayerNorm,
-// dropout}}, intermediate.dense, output.{dense,LayerNorm,dropout}. The
-// self-attention itself is the owner's.
-struct BertLayerParts {
-  BertLayerParts(torch::nn::Module& layer, int64_t hidden,
-                 int64_t intermediate_size, double layer_norm_eps,
-                 double hidden_dropout, double attention_dropout_p) {
-    auto attention = Child(layer, "attention");
-    auto self = Child(*attention, "self");
-    query = self->register_module("query", torch::nn::Linear(hidden, hidden));
-    key = self->register_module("key", torch::nn::Linear(hidden, hidden));
-    value = self->register_module("value", torch::nn::Linear(hidden, hidden));
-    attention_dropout = self->register_module(
-        "dropout", torch::nn::Dropout(attention_dropout_p));
-    auto attention_output = Child(*attention, "output");
-    attention_dense = attention_output->register_module(
-        "dense", torch::nn::Linear(hidden, hidden));
-    attention_norm = attention_output->register_module(
-        "LayerNorm", MakeLayerNorm(hidden, layer_norm_eps));
-    attention_output_dropout = attention_output->register_module(
-        "dropout", torch::nn::Dropout(hidden_dropout));
-    intermediate =
-        Child(layer, "intermediate")
-            ->register_module("dense",
-                              torch::nn::Linear(hidden, intermediate_size));
-    auto output = Child(layer, "output");
-    output_dense = output->register_module(
-        "dense", torch::nn::Linear(intermediate_size, hidden));
-    output_norm = output->register_module(
-        "LayerNorm", MakeLayerNorm(hidden, layer_norm_eps));
-    output_dropout =
-        output->register_module("dropout", torch::nn::Dropout(hidden_dropout));
-  }
-
-  // The layer after its self-attention: the self-output (dense, dropout,
-  // residual, LayerNorm) and the feed-forward block with `act`.
-  torch::Tensor Finish(const torch::Tensor& context, const torch::Tensor& x,
-                       HiddenAct act) {
-    const torch::Tensor a =
-        attention_norm(attention_output_dropout(attention_dense(context)) + x);
-    return output_norm(
-        output_dropout(output_dense(Activate(intermediate(a), act))) + a);
-  }
-
-  torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
-  torch::nn::Dropout attention_dropout{nullptr};
-  torch::nn::Linear attention_dense{nullptr};
-  torch::nn::LayerNorm attention_norm{nullptr};
-  torch::nn::Dropout attention_output_dropout{nullptr};
-  torch::nn::Linear intermediate{nullptr};
-  torch::nn::Linear output_dense{nullptr};
-  torch::nn::LayerNorm output_norm{nullptr};
-  torch::nn::Dropout output_dropout{nullptr};
-};
-
-// BertLayer: BertLayerParts around SDPA self-attention.
+// BertLayer: attention.{self.{query,key,value,dropout},
+// output.{dense,LayerNorm,dropout}}, intermediate.dense,
+// output.{dense,LayerNorm,dropout}.
 class BertLayerImpl : public torch::nn::Module {
  public:
-  explicit BertLayerImpl(const BertConfig& c)
-      : heads_(c.num_attention_heads),
-        act_(c.hidden_act),
-        parts_(*this, c.hidden_size, c.intermediate_size, c.layer_norm_eps,
-               c.hidden_dropout_prob, c.attention_probs_dropout_prob) {}
+  explicit BertLayerImpl(const BertConfig& c) : heads_(c.num_attention_heads) {
+    const int64_t h = c.hidden_size;
+    auto attention = Child(*this, "attention");
+    auto self = Child(*attention, "self");
+    query_ = self->register_module("query", torch::nn::Linear(h, h));
+    key_ = self->register_module("key", torch::nn::Linear(h, h));
+    value_ = self->register_module("value", torch::nn::Linear(h, h));
+    attention_dropout_ = self->register_module(
+        "dropout", torch::nn::Dropout(c.attention_probs_dropout_prob));
+    outputs_ =
+        BertLayerOutputs(*this, *attention, h, c.intermediate_size,
+                         c.layer_norm_eps, c.hidden_dropout_prob, c.hidden_act);
+  }
 
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) {
-    const torch::Tensor context =
-        SelfAttention(x, parts_.query, parts_.key, parts_.value, heads_, mask,
-                      parts_.attention_dropout, is_training());
-    return parts_.Finish(context, x, act_);
+    return outputs_.forward(SelfAttention(x, query_, key_, value_, heads_, mask,
+                                          attention_dropout_, is_training()),
+                            x);
   }
 
  private:
   int64_t heads_;
-  HiddenAct act_;
-  BertLayerParts parts_;
+  torch::nn::Linear query_{nullptr}, key_{nullptr}, value_{nullptr};
+  torch::nn::Dropout attention_dropout_{nullptr};
+  BertLayerOutputs outputs_;
 };
 TORCH_MODULE(BertLayer);
 

@@ -166,6 +166,58 @@ inline torch::Tensor SelfAttention(
   return out.transpose(1, 2).contiguous().reshape({batch, length, -1});
 }
 
+// What a BERT-style post-norm layer computes after its self-attention
+// (BertLayer, and the layers transformers copies from it: Longformer's,
+// BigBird's): attention.output (dense, dropout, LayerNorm over the
+// residual), then intermediate.dense, the activation, output.dense,
+// dropout and LayerNorm over the residual. Registers those modules under
+// the layer and its "attention" child, after whatever the caller registered
+// there first (the self-attention), as the reference's order has them.
+class BertLayerOutputs {
+ public:
+  BertLayerOutputs() = default;
+  BertLayerOutputs(torch::nn::Module& layer, torch::nn::Module& attention,
+                   int64_t hidden, int64_t intermediate, double layer_norm_eps,
+                   double dropout, HiddenAct act)
+      : act_(act) {
+    auto attention_output = Child(attention, "output");
+    attention_dense_ = attention_output->register_module(
+        "dense", torch::nn::Linear(hidden, hidden));
+    attention_norm_ = attention_output->register_module(
+        "LayerNorm", MakeLayerNorm(hidden, layer_norm_eps));
+    attention_dropout_ = attention_output->register_module(
+        "dropout", torch::nn::Dropout(dropout));
+    intermediate_ =
+        Child(layer, "intermediate")
+            ->register_module("dense", torch::nn::Linear(hidden, intermediate));
+    auto output = Child(layer, "output");
+    output_dense_ = output->register_module(
+        "dense", torch::nn::Linear(intermediate, hidden));
+    output_norm_ = output->register_module(
+        "LayerNorm", MakeLayerNorm(hidden, layer_norm_eps));
+    output_dropout_ =
+        output->register_module("dropout", torch::nn::Dropout(dropout));
+  }
+
+  // `context`: the self-attention's B x L x C output; `x`: the layer's input.
+  torch::Tensor forward(const torch::Tensor& context, const torch::Tensor& x) {
+    const torch::Tensor a =
+        attention_norm_(attention_dropout_(attention_dense_(context)) + x);
+    return output_norm_(
+        output_dropout_(output_dense_(Activate(intermediate_(a), act_))) + a);
+  }
+
+ private:
+  HiddenAct act_ = HiddenAct::kGelu;
+  torch::nn::Linear attention_dense_{nullptr};
+  torch::nn::LayerNorm attention_norm_{nullptr};
+  torch::nn::Dropout attention_dropout_{nullptr};
+  torch::nn::Linear intermediate_{nullptr};
+  torch::nn::Linear output_dense_{nullptr};
+  torch::nn::LayerNorm output_norm_{nullptr};
+  torch::nn::Dropout output_dropout_{nullptr};
+};
+
 // The masked-LM head (BertLMPredictionHead with its transform,
 // AlbertMLMHead, DistilBertForMaskedLM's vocab_* layers): dense, act,
 // LayerNorm, then the decoder whose weight is the word embedding matrix

@@ -59,6 +59,20 @@ inline torch::Tensor Attend(const torch::Tensor& q, const torch::Tensor& k,
                                           scale);
 }
 
+// torch.finfo(dtype).min, the value transformers masks scores with.
+inline double FinfoMin(torch::ScalarType dtype) {
+  switch (dtype) {
+    case torch::kHalf:
+      return -65504.0;
+    case torch::kBFloat16:
+      return static_cast<double>(std::numeric_limits<c10::BFloat16>::lowest());
+    case torch::kDouble:
+      return std::numeric_limits<double>::lowest();
+    default:
+      return std::numeric_limits<float>::lowest();
+  }
+}
+
 // ACT2FN["gelu_new"] (NewGELUActivation): the tanh approximation written
 // out, op for op as transformers computes it (seven elementwise kernels, not
 // the fused gelu(approximate="tanh") kernel, which rounds differently too).

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "nlp/common/hf_language_model.h"
+#include "nlp/common/hf_layers.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 
@@ -64,20 +65,6 @@ struct T5Config {
   int64_t pad_token_id = 0;
   int64_t decoder_start_token_id = 0;
 };
-
-// torch.finfo(dtype).min, the value the reference masks future keys with.
-inline double FinfoMin(torch::ScalarType dtype) {
-  switch (dtype) {
-    case torch::kHalf:
-      return -65504.0;
-    case torch::kBFloat16:
-      return static_cast<double>(std::numeric_limits<c10::BFloat16>::lowest());
-    case torch::kDouble:
-      return std::numeric_limits<double>::lowest();
-    default:
-      return std::numeric_limits<float>::lowest();
-  }
-}
 
 // T5Block's "clamp inf values to enable fp16 training", op for op.
 inline torch::Tensor ClampFp16(const torch::Tensor& h) {
