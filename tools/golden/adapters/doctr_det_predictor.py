@@ -55,6 +55,33 @@ def load(root, name):
     return package
 
 
+def run_eval(root, name, batch_size, image_shape):
+    """TorchBench's Model(test="eval") for `name` on filled weights and
+    images in float64, and its Model.eval(): (the network, eval()'s one
+    output, the same forward's out["preds"])."""
+    package = load(root, name)
+    model = package.Model(test="eval", device="cpu", batch_size=batch_size)
+    net = model.model
+    fill.deterministic_fill(net)
+    net.double()
+    model.example_inputs = fill.deterministic_tensor(
+        "images", (batch_size,) + tuple(image_shape)).double()
+    outputs = []
+    original_forward = net.forward
+
+    def forward(*args, **kwargs):
+        outputs.append(original_forward(*args, **kwargs))
+        return outputs[-1]
+
+    net.forward = forward
+    try:
+        (output,) = model.eval()
+    finally:
+        del net.forward
+    assert len(outputs) == 1
+    return net, output, outputs[0]["preds"]
+
+
 def probe_map():
     import torch
     import torch.nn.functional as F
@@ -68,29 +95,9 @@ def probe_map():
 def compute(root):
     import torch
 
-    package = load(root, MODEL)
-    model = package.Model(test="eval", device="cpu", batch_size=BATCH_SIZE)
-    net = model.model
-    fill.deterministic_fill(net)
-    net.double()
-    model.example_inputs = fill.deterministic_tensor(
-        "images", (BATCH_SIZE, 3, SIZE, SIZE)).double()
-
-    outputs = []
-    original_forward = net.forward
-
-    def forward(*args, **kwargs):
-        outputs.append(original_forward(*args, **kwargs))
-        return outputs[-1]
-
-    net.forward = forward
-    try:
-        (out_map,) = model.eval()
-    finally:
-        del net.forward
-    assert len(outputs) == 1
+    net, out_map, preds = run_eval(root, MODEL, BATCH_SIZE, (3, SIZE, SIZE))
     results = {"output": out_map.detach().clone()}
-    for i, boxes in enumerate(outputs[0]["preds"]):
+    for i, boxes in enumerate(preds):
         results[f"preds.{i}"] = torch.from_numpy(boxes.astype("float64"))
     for i, per_image in enumerate(net.postprocessor(probe_map().numpy())):
         results[f"probe.{i}"] = torch.from_numpy(per_image[0].astype("float64"))

@@ -38,28 +38,9 @@ def as_tensors(preds, length, prefix, out):
 def compute(root):
     import torch
 
-    package = det.load(root, MODEL)
-    model = package.Model(test="eval", device="cpu", batch_size=BATCH_SIZE)
-    net = model.model
-    fill.deterministic_fill(net)
-    net.double()
-    model.example_inputs = fill.deterministic_tensor("images", (BATCH_SIZE, 3, 32, 128)).double()
-
-    outputs = []
-    original_forward = net.forward
-
-    def forward(*args, **kwargs):
-        outputs.append(original_forward(*args, **kwargs))
-        return outputs[-1]
-
-    net.forward = forward
-    try:
-        (logits,) = model.eval()
-    finally:
-        del net.forward
-    assert len(outputs) == 1
+    net, logits, preds = det.run_eval(root, MODEL, BATCH_SIZE, (3, 32, 128))
     results = {"output": logits.detach().clone()}
-    as_tensors(outputs[0]["preds"], logits.shape[1], "preds", results)
+    as_tensors(preds, logits.shape[1], "preds", results)
     classes = fill.deterministic_long("probe_classes", (4, 32), 118, 124)
     probe = (2 * torch.nn.functional.one_hot(classes, 124).double()
              + 0.5 * fill.deterministic_tensor("probe_logits", (4, 32, 124), torch.float64))
