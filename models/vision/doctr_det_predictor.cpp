@@ -19,10 +19,12 @@
 // it: the probability map sigmoid(prob_head(...)) goes to the host, is
 // binarised at 0.3 and opened with a 3x3 kernel (cv2.morphologyEx), its
 // external contours (cv2.findContours, RETR_EXTERNAL) become boxes scored by
-// the mean probability inside (kept from 0.1), each expanded by
-// area * 1.5 / perimeter with pyclipper's round-joined offset and taken as
-// its bounding rectangle, relative to the map's size. Model.eval() returns
-// the map; the boxes are kept (preds_), as doctr's out["preds"].
+// the mean probability over their bounding rectangle and one more row and
+// column (doctr's corners x + w, y + h are one past; kept from 0.1), each
+// expanded by area * 1.5 / perimeter with pyclipper's round-joined offset
+// and taken as its bounding rectangle, relative to the map's size.
+// Model.eval() returns the map; the boxes are kept (preds_), as doctr's
+// out["preds"].
 //
 // The postprocessing is ported, not called: LibTorch has no OpenCV or
 // Clipper, so what those calls compute on this path is computed here.
@@ -48,9 +50,12 @@
 // float16 numpy array).
 //
 // Input: the reference reads no dataset; its example_inputs are randn(B, 3,
-// 1024, 1024), drawn after the networks are built, as here. Its
-// ocr_predictor also builds the CRNN recogniser, which this model never
-// uses (doctr_reco_predictor is that one).
+// 1024, 1024), drawn after the network is built, as here (its
+// ocr_predictor also builds the CRNN recogniser, which this model
+// never uses: doctr_reco_predictor is that one).
+//
+// TorchBench's metadata.yaml lists the CPU under not_implemented, which only
+// makes its test.py skip the CPU; the model code runs there, as this does.
 //
 // ModelConfig::small_inputs (the CPU smoke and precision tests) makes
 // 256x256 images, the golden size: the same code path (the postprocessor's

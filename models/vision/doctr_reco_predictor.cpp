@@ -21,9 +21,12 @@
 // probability. The words are kept (preds_), as doctr's out["preds"].
 //
 // Input: the reference reads no dataset; its example_inputs are randn(B, 3,
-// 32, 128), drawn after the networks are built, as here. Its ocr_predictor
-// also builds the DBNet detector, which this model never uses
-// (doctr_det_predictor is that one).
+// 32, 128), drawn after the network is built, as here (its
+// ocr_predictor also builds the DBNet detector, which this model
+// never uses: doctr_det_predictor is that one).
+//
+// TorchBench's metadata.yaml lists the CPU under not_implemented, which only
+// makes its test.py skip the CPU; the model code runs there, as this does.
 #include <torch/nn/init.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/sequential.h>
