@@ -1,27 +1,15 @@
-// torchvision's ResNet family (torchvision/models/resnet.py) as one
-// definition driven by ResNetOptions, and TorchBench's TorchVisionModel
-// train/eval steps (torchbenchmark/util/framework/vision/model_factory.py).
+// torchvision's ResNet family (common/torchvision_resnet.h) with
+// TorchBench's TorchVisionModel train/eval steps
+// (torchbenchmark/util/framework/vision/model_factory.py).
 //
 // resnet18, resnet50, resnet152 and resnext50_32x4d are registered here as
 // ResNetOptions values of the one module.
-#include <torch/nn/functional/loss.h>
-#include <torch/nn/init.h>
-#include <torch/nn/module.h>
-#include <torch/nn/modules/batchnorm.h>
-#include <torch/nn/modules/container/sequential.h>
-#include <torch/nn/modules/conv.h>
-#include <torch/nn/modules/linear.h>
-#include <torch/nn/modules/pooling.h>
-#include <torch/nn/pimpl.h>
 #include <torch/types.h>
-#include <torch/utils.h>
 
-#include <memory>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "common/image_classifier.h"
+#include "common/torchvision_resnet.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
 
@@ -29,208 +17,9 @@ namespace torchbench {
 namespace resnet_model {
 namespace {
 
-enum class ResNetBlock { kBasic, kBottleneck };
-
-// The arguments of torchvision's ResNet(block, layers, ...) constructor that
-// the TorchBench models use (replace_stride_with_dilation and norm_layer are
-// never changed by them).
-struct ResNetOptions {
-  TORCH_ARG(ResNetBlock, block) = ResNetBlock::kBottleneck;
-  TORCH_ARG(std::vector<int64_t>, layers) = std::vector<int64_t>{3, 4, 6, 3};
-  TORCH_ARG(int64_t, groups) = 1;
-  TORCH_ARG(int64_t, width_per_group) = 64;
-  TORCH_ARG(int64_t, num_classes) = 1000;
-  TORCH_ARG(bool, zero_init_residual) = false;
-};
-
-torch::nn::Conv2d Conv(int64_t in, int64_t out, int64_t kernel,
-                       int64_t stride = 1, int64_t groups = 1) {
-  return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, kernel)
-                               .stride(stride)
-                               .padding(kernel / 2)
-                               .groups(groups)
-                               .bias(false));
-}
-
-torch::nn::BatchNorm2d Norm(int64_t channels) {
-  return torch::nn::BatchNorm2d(channels);
-}
-
-// The projection shortcut: conv1x1 + BN as a Sequential, so its parameters
-// are downsample.0.* and downsample.1.* as in torchvision.
-torch::nn::Sequential Downsample(int64_t in, int64_t out, int64_t stride) {
-  return torch::nn::Sequential(Conv(in, out, 1, stride), Norm(out));
-}
-
-class BasicBlockImpl : public torch::nn::Module {
- public:
-  static constexpr int64_t kExpansion = 1;
-
-  BasicBlockImpl(int64_t inplanes, int64_t planes, int64_t stride,
-                 torch::nn::Sequential downsample)
-      : conv1_(register_module("conv1", Conv(inplanes, planes, 3, stride))),
-        bn1_(register_module("bn1", Norm(planes))),
-        conv2_(register_module("conv2", Conv(planes, planes, 3))),
-        bn2_(register_module("bn2", Norm(planes))) {
-    if (downsample) downsample_ = register_module("downsample", downsample);
-  }
-
-  torch::Tensor forward(const torch::Tensor& x) {
-    torch::Tensor out = torch::relu(bn1_(conv1_(x)));
-    out = bn2_(conv2_(out));
-    out += downsample_ ? downsample_->forward(x) : x;
-    return torch::relu(out);
-  }
-
-  torch::nn::BatchNorm2d& last_norm() { return bn2_; }
-
- private:
-  torch::nn::Conv2d conv1_;
-  torch::nn::BatchNorm2d bn1_;
-  torch::nn::Conv2d conv2_;
-  torch::nn::BatchNorm2d bn2_;
-  torch::nn::Sequential downsample_{nullptr};
-};
-TORCH_MODULE(BasicBlock);
-
-class BottleneckImpl : public torch::nn::Module {
- public:
-  static constexpr int64_t kExpansion = 4;
-
-  BottleneckImpl(int64_t inplanes, int64_t planes, int64_t stride,
-                 torch::nn::Sequential downsample, int64_t groups,
-                 int64_t base_width)
-      : conv1_(register_module(
-            "conv1", Conv(inplanes, Width(planes, base_width, groups), 1))),
-        bn1_(register_module("bn1", Norm(Width(planes, base_width, groups)))),
-        conv2_(register_module("conv2", Conv(Width(planes, base_width, groups),
-                                             Width(planes, base_width, groups),
-                                             3, stride, groups))),
-        bn2_(register_module("bn2", Norm(Width(planes, base_width, groups)))),
-        conv3_(register_module("conv3", Conv(Width(planes, base_width, groups),
-                                             planes * kExpansion, 1))),
-        bn3_(register_module("bn3", Norm(planes * kExpansion))) {
-    if (downsample) downsample_ = register_module("downsample", downsample);
-  }
-
-  torch::Tensor forward(const torch::Tensor& x) {
-    torch::Tensor out = torch::relu(bn1_(conv1_(x)));
-    out = torch::relu(bn2_(conv2_(out)));
-    out = bn3_(conv3_(out));
-    out += downsample_ ? downsample_->forward(x) : x;
-    return torch::relu(out);
-  }
-
-  torch::nn::BatchNorm2d& last_norm() { return bn3_; }
-
- private:
-  // torchvision's int(planes * (base_width / 64.)) * groups.
-  static int64_t Width(int64_t planes, int64_t base_width, int64_t groups) {
-    return planes * base_width / 64 * groups;
-  }
-
-  torch::nn::Conv2d conv1_;
-  torch::nn::BatchNorm2d bn1_;
-  torch::nn::Conv2d conv2_;
-  torch::nn::BatchNorm2d bn2_;
-  torch::nn::Conv2d conv3_;
-  torch::nn::BatchNorm2d bn3_;
-  torch::nn::Sequential downsample_{nullptr};
-};
-TORCH_MODULE(Bottleneck);
-
-class ResNetImpl : public torch::nn::Module {
- public:
-  explicit ResNetImpl(const ResNetOptions& options) : options_(options) {
-    TORCH_CHECK(options.layers().size() == 4, "ResNet needs 4 stage depths");
-    TORCH_CHECK(options.block() == ResNetBlock::kBottleneck ||
-                    (options.groups() == 1 && options.width_per_group() == 64),
-                "BasicBlock only supports groups=1 and base_width=64");
-    const int64_t expansion = options.block() == ResNetBlock::kBasic
-                                  ? BasicBlockImpl::kExpansion
-                                  : BottleneckImpl::kExpansion;
-    conv1_ = register_module(
-        "conv1",
-        torch::nn::Conv2d(
-            torch::nn::Conv2dOptions(3, 64, 7).stride(2).padding(3).bias(
-                false)));
-    bn1_ = register_module("bn1", Norm(64));
-    layer1_ = register_module("layer1", MakeLayer(64, options.layers()[0], 1));
-    layer2_ = register_module("layer2", MakeLayer(128, options.layers()[1], 2));
-    layer3_ = register_module("layer3", MakeLayer(256, options.layers()[2], 2));
-    layer4_ = register_module("layer4", MakeLayer(512, options.layers()[3], 2));
-    fc_ = register_module(
-        "fc", torch::nn::Linear(512 * expansion, options.num_classes()));
-    InitWeights();
-  }
-
-  torch::Tensor forward(const torch::Tensor& x) {
-    torch::Tensor out = torch::relu(bn1_(conv1_(x)));
-    out = torch::max_pool2d(out, /*kernel_size=*/3, /*stride=*/2,
-                            /*padding=*/1);
-    out = layer4_->forward(
-        layer3_->forward(layer2_->forward(layer1_->forward(out))));
-    out = torch::adaptive_avg_pool2d(out, {1, 1}).flatten(1);
-    return fc_(out);
-  }
-
- private:
-  torch::nn::Sequential MakeLayer(int64_t planes, int64_t blocks,
-                                  int64_t stride) {
-    const bool basic = options_.block() == ResNetBlock::kBasic;
-    const int64_t out = planes * (basic ? BasicBlockImpl::kExpansion
-                                        : BottleneckImpl::kExpansion);
-    torch::nn::Sequential layer;
-    for (int64_t i = 0; i < blocks; ++i) {
-      const int64_t block_stride = i == 0 ? stride : 1;
-      torch::nn::Sequential downsample{nullptr};
-      if (i == 0 && (stride != 1 || inplanes_ != out)) {
-        downsample = Downsample(inplanes_, out, stride);
-      }
-      if (basic) {
-        layer->push_back(
-            BasicBlock(inplanes_, planes, block_stride, downsample));
-      } else {
-        layer->push_back(Bottleneck(inplanes_, planes, block_stride, downsample,
-                                    options_.groups(),
-                                    options_.width_per_group()));
-      }
-      inplanes_ = out;
-    }
-    return layer;
-  }
-
-  // torchvision's init; Linear keeps LibTorch's default, which is PyTorch's
-  // (kaiming_uniform a=sqrt(5), bias U(+-1/sqrt(fan_in))).
-  void InitWeights() {
-    torch::NoGradGuard no_grad;
-    for (auto& m : modules(/*include_self=*/false)) {
-      if (auto* conv = m->as<torch::nn::Conv2d>()) {
-        torch::nn::init::kaiming_normal_(conv->weight, /*a=*/0.0,
-                                         torch::kFanOut, torch::kReLU);
-      } else if (auto* bn = m->as<torch::nn::BatchNorm2d>()) {
-        torch::nn::init::ones_(bn->weight);
-        torch::nn::init::zeros_(bn->bias);
-      }
-    }
-    if (!options_.zero_init_residual()) return;
-    for (auto& m : modules(/*include_self=*/false)) {
-      torch::nn::BatchNorm2d* last = nullptr;
-      if (auto* b = m->as<BasicBlock>()) last = &b->last_norm();
-      if (auto* b = m->as<Bottleneck>()) last = &b->last_norm();
-      if (last != nullptr) torch::nn::init::zeros_((*last)->weight);
-    }
-  }
-
-  ResNetOptions options_;
-  int64_t inplanes_ = 64;
-  torch::nn::Conv2d conv1_{nullptr};
-  torch::nn::BatchNorm2d bn1_{nullptr};
-  torch::nn::Sequential layer1_{nullptr}, layer2_{nullptr}, layer3_{nullptr},
-      layer4_{nullptr};
-  torch::nn::Linear fc_{nullptr};
-};
-TORCH_MODULE(ResNet);
+using torchvision_resnet::ResNet;
+using torchvision_resnet::ResNetBlock;
+using torchvision_resnet::ResNetOptions;
 
 ModelFactory MakeResNet(ResNetOptions options) {
   return common::MakeTorchVisionClassifier<ResNet>(
