@@ -1,11 +1,13 @@
 // File: models/common/torchvision_resnet.h
 //
 // torchvision's ResNet family (torchvision/models/resnet.py) as one
-// definition driven by ResNetOptions: the classifiers in
-// models/vision/resnet.cpp and, features_only, the backbone of doctr's DBNet
-// (models/vision/doctr_det_predictor.cpp). Its ReLUs work in place, as
-// torchvision's ReLU(inplace=True) (out of place, they took 250 ms of a 3.4 s
-// doctr_det_predictor step on one CPU core, in place 86 ms).
+// definition driven by ResNetOptions, with torchvision's state_dict names and
+// weight initialisation: the classifiers in models/vision/resnet.cpp, moco's
+// query and key encoders (models/other/moco.cpp) and, features_only, the
+// backbone of doctr's DBNet (models/vision/doctr_det_predictor.cpp). Its
+// ReLUs work in place, as torchvision's ReLU(inplace=True) (out of place,
+// they took 250 ms of a 3.4 s doctr_det_predictor step on one CPU core, in
+// place 86 ms).
 #ifndef TORCHBENCH_MODELS_COMMON_TORCHVISION_RESNET_H_
 #define TORCHBENCH_MODELS_COMMON_TORCHVISION_RESNET_H_
 
@@ -22,7 +24,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace torchbench::tv_resnet {
+namespace torchbench::torchvision_resnet {
 
 enum class ResNetBlock { kBasic, kBottleneck };
 
@@ -244,6 +246,6 @@ class ResNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(ResNet);
 
-}  // namespace torchbench::tv_resnet
+}  // namespace torchbench::torchvision_resnet
 
 #endif  // TORCHBENCH_MODELS_COMMON_TORCHVISION_RESNET_H_

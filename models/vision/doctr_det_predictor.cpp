@@ -186,7 +186,7 @@ class DBNetImpl : public torch::nn::Module {
   DBNetImpl()
       : feat_extractor_(register_module(
             "feat_extractor",
-            tv_resnet::ResNet(tv_resnet::ResNetOptions().features_only(true)))),
+            torchvision_resnet::ResNet(torchvision_resnet::ResNetOptions().features_only(true)))),
         // The stages' channels, which doctr measures with a forward.
         fpn_(register_module(
             "fpn",
@@ -217,7 +217,7 @@ class DBNetImpl : public torch::nn::Module {
   }
 
  private:
-  tv_resnet::ResNet feat_extractor_;
+  torchvision_resnet::ResNet feat_extractor_;
   FeaturePyramidNetwork fpn_;
   torch::nn::Sequential prob_head_;
   torch::nn::Sequential thresh_head_;

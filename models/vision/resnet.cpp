@@ -17,9 +17,9 @@ namespace torchbench {
 namespace resnet_model {
 namespace {
 
-using tv_resnet::ResNet;
-using tv_resnet::ResNetBlock;
-using tv_resnet::ResNetOptions;
+using torchvision_resnet::ResNet;
+using torchvision_resnet::ResNetBlock;
+using torchvision_resnet::ResNetOptions;
 
 ModelFactory MakeResNet(ResNetOptions options) {
   return common::MakeTorchVisionClassifier<ResNet>(

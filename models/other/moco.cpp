@@ -1,0 +1,344 @@
+// TorchBench's moco (torchbenchmark/models/moco/__init__.py at 43ca0857,
+// with its copy of facebookresearch/moco: moco/builder.py and
+// main_moco.py's adjust_learning_rate): MoCo v1 (mlp=False) with two
+// torchvision resnet50(num_classes=128) encoders, the key encoder a
+// momentum (m 0.999) copy of the query encoder, a 128 x 32000 queue of
+// negative keys (randn, L2-normalised per column), temperature 0.07, the
+// shuffling BN trick (batch shuffle before the key encoder, unshuffle
+// after), wrapped in DistributedDataParallel of world size 1.
+//
+// One Train call is train(): adjust_learning_rate (lr 0.03 in epoch 0),
+// then for each of two batches: forward (query and key features, the
+// momentum update, shuffle/unshuffle, logits over the positive key and the
+// 32000 queued ones, enqueue of the keys), CrossEntropyLoss against label
+// 0, zero_grad, backward, SGD(lr 0.03, momentum 0.9, weight decay 1e-4)
+// step. One Eval call is eval(): the same two forwards, under no_grad but in
+// training mode, as the reference never calls .eval(): BatchNorm uses batch
+// statistics and updates its running ones, the key encoder moves and the
+// queue takes the keys. The Eval output is the last batch's logits.
+//
+// Inputs: the reference reads no dataset; its four randn(B, 3, 224, 224)
+// batches (query and key views of two steps) are drawn on the host and
+// moved, as here. The batch shuffle's randperm is drawn on the host and
+// moved, as the reference's torch.randperm(n).cuda().
+//
+// TorchBench runs moco on CUDA only (its __init__ raises on the CPU, for
+// DDP and all_gather); this port runs on both.
+//
+// The distributed parts, at world size 1:
+//  - concat_all_gather allocates ones_like(x), all_gathers x into it and
+//    concatenates the one-element list: here the same allocation, copy and
+//    cat, without a process group. The wheel's LibTorch links Gloo
+//    (libtorch_cpu.so exports c10d::ProcessGroupGloo's constructor,
+//    allgather and broadcast) but ships no Gloo headers:
+//    torch/csrc/distributed/c10d/ProcessGroupGloo.hpp compiles only with
+//    USE_C10D_GLOO and includes <gloo/algorithm.h>, <gloo/context.h>,
+//    <gloo/rendezvous/store.h> and <gloo/transport/device.h>, none of which
+//    is under torch/include, so a program built against the wheel cannot
+//    construct a ProcessGroupGloo. NCCL is not used on CUDA either (no
+//    device was available to test it on).
+//  - torch.distributed.broadcast(idx_shuffle, src=0) and get_rank() (0) are
+//    identities.
+//  - DDP: its construction-time broadcast of parameters and buffers, its
+//    per-forward buffer broadcast (Train only: DDP syncs buffers when grad
+//    is enabled) and its per-backward gradient all-reduce averaged over one
+//    rank leave every value unchanged; they are not performed, so the port
+//    leaves out their copies of the 23.8M gradients and 4.1M-element queue.
+//
+// ModelConfig::small_inputs (the CPU smoke and precision tests) makes the
+// images 64x64 instead of 224x224: every layer runs, the last feature map
+// is 2x2 instead of 7x7.
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/functional/normalization.h>
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/torchvision_resnet.h"
+#include "torchbench/amp.h"
+#include "torchbench/deterministic_fill.h"
+#include "torchbench/golden.h"
+#include "torchbench/model.h"
+#include "torchbench/optim.h"
+#include "torchbench/registry.h"
+
+namespace torchbench {
+namespace moco_model {
+namespace {
+
+namespace F = torch::nn::functional;
+using torchvision_resnet::ResNet;
+using torchvision_resnet::ResNetOptions;
+
+constexpr int64_t kImageSize = 224;
+constexpr int64_t kSmallImageSize = 64;
+constexpr int64_t kDim = 128;      // moco_dim
+constexpr int64_t kQueue = 32000;  // moco_k
+constexpr double kMomentum = 0.999;
+constexpr double kTemperature = 0.07;
+constexpr double kLr = 0.03;
+constexpr int64_t kBatchesPerCall = 2;
+constexpr uint64_t kGoldenSeed = 31415;
+
+// concat_all_gather at world size 1 (see the header).
+torch::Tensor ConcatAllGather(const torch::Tensor& tensor) {
+  torch::Tensor gathered = torch::ones_like(tensor);
+  gathered.copy_(tensor);
+  return torch::cat({gathered}, /*dim=*/0);
+}
+
+F::NormalizeFuncOptions L2(int64_t dim) {
+  return F::NormalizeFuncOptions().dim(dim);
+}
+
+ResNetOptions Resnet50() {
+  return ResNetOptions().layers({3, 4, 6, 3}).num_classes(kDim);
+}
+
+// MoCo(resnet50, dim=128, K=32000, m=0.999, T=0.07, mlp=False).
+class MocoImpl : public torch::nn::Module {
+ public:
+  MocoImpl()
+      : encoder_q_(register_module("encoder_q", ResNet(Resnet50()))),
+        encoder_k_(register_module("encoder_k", ResNet(Resnet50()))) {
+    torch::NoGradGuard no_grad;
+    const auto q = encoder_q_->parameters();
+    const auto k = encoder_k_->parameters();
+    for (size_t i = 0; i < q.size(); ++i) {
+      k[i].copy_(q[i]);
+      k[i].set_requires_grad(false);
+    }
+    queue_ = register_buffer("queue",
+                             F::normalize(torch::randn({kDim, kQueue}), L2(0)));
+    queue_ptr_ = register_buffer("queue_ptr", torch::zeros({1}, torch::kLong));
+  }
+
+  struct Output {
+    torch::Tensor logits;  // (N, 1 + K)
+    torch::Tensor labels;  // (N,) zeros
+  };
+
+  Output forward(const torch::Tensor& im_q, const torch::Tensor& im_k) {
+    torch::Tensor q = F::normalize(encoder_q_->forward(im_q), L2(1));
+    torch::Tensor k;
+    {
+      torch::NoGradGuard no_grad;
+      MomentumUpdateKeyEncoder();
+      auto [shuffled, idx_unshuffle] = BatchShuffle(im_k);
+      k = F::normalize(encoder_k_->forward(shuffled), L2(1));
+      k = BatchUnshuffle(k, idx_unshuffle);
+    }
+    torch::Tensor l_pos = torch::einsum("nc,nc->n", {q, k}).unsqueeze(-1);
+    torch::Tensor l_neg =
+        torch::einsum("nc,ck->nk", {q, queue_.clone().detach()});
+    torch::Tensor logits = torch::cat({l_pos, l_neg}, /*dim=*/1);
+    logits.div_(kTemperature);
+    torch::Tensor labels =
+        torch::zeros({logits.size(0)}, torch::kLong).to(logits.device());
+    DequeueAndEnqueue(k);
+    return {logits, labels};
+  }
+
+ private:
+  // param_k.data = param_k.data * m + param_q.data * (1 - m).
+  void MomentumUpdateKeyEncoder() {
+    const auto q = encoder_q_->parameters();
+    const auto k = encoder_k_->parameters();
+    for (size_t i = 0; i < q.size(); ++i) {
+      k[i].set_data(k[i].data() * kMomentum + q[i].data() * (1.0 - kMomentum));
+    }
+  }
+
+  // _batch_shuffle_ddp at rank 0 of 1.
+  std::pair<torch::Tensor, torch::Tensor> BatchShuffle(const torch::Tensor& x) {
+    const int64_t batch_size_this = x.size(0);
+    torch::Tensor x_gather = ConcatAllGather(x);
+    const int64_t batch_size_all = x_gather.size(0);
+    const int64_t num_gpus = batch_size_all / batch_size_this;
+    torch::Tensor idx_shuffle =
+        torch::randperm(batch_size_all, torch::kLong).to(x.device());
+    torch::Tensor idx_unshuffle = torch::argsort(idx_shuffle);
+    torch::Tensor idx_this = idx_shuffle.view({num_gpus, -1})[0];
+    return {x_gather.index({idx_this}), idx_unshuffle};
+  }
+
+  // _batch_unshuffle_ddp at rank 0 of 1.
+  torch::Tensor BatchUnshuffle(const torch::Tensor& x,
+                               const torch::Tensor& idx_unshuffle) {
+    const int64_t batch_size_this = x.size(0);
+    torch::Tensor x_gather = ConcatAllGather(x);
+    const int64_t num_gpus = x_gather.size(0) / batch_size_this;
+    return x_gather.index({idx_unshuffle.view({num_gpus, -1})[0]});
+  }
+
+  void DequeueAndEnqueue(const torch::Tensor& k) {
+    torch::Tensor keys = ConcatAllGather(k);
+    const int64_t batch_size = keys.size(0);
+    // int(self.queue_ptr): the reference's host sync.
+    const int64_t ptr = queue_ptr_.item<int64_t>();
+    TORCH_CHECK(kQueue % batch_size == 0, "MoCo: K=", kQueue,
+                " must be a multiple of the batch size ", batch_size);
+    queue_.slice(1, ptr, ptr + batch_size).copy_(keys.t());
+    queue_ptr_[0] = (ptr + batch_size) % kQueue;
+  }
+
+  ResNet encoder_q_;
+  ResNet encoder_k_;
+  torch::Tensor queue_;
+  torch::Tensor queue_ptr_;
+};
+TORCH_MODULE(Moco);
+
+class MocoBenchmark final : public Model {
+ public:
+  explicit MocoBenchmark(const ModelConfig& config)
+      : mode_(config.mode), moco_(Moco()) {
+    TORCH_CHECK(kQueue % config.batch_size == 0, "MoCo: K=", kQueue,
+                " must be a multiple of the batch size ", config.batch_size);
+    moco_->to(config.device);
+    optimizer_ = std::make_unique<optim::Sgd>(
+        moco_->parameters(),
+        optim::SgdOptions{.lr = kLr, .momentum = 0.9, .weight_decay = 1e-4},
+        config.optimizer);
+    // The reference leaves the module in training mode in both tests.
+    moco_->train();
+    const int64_t size = config.small_inputs ? kSmallImageSize : kImageSize;
+    for (int64_t i = 0; i < 2 * kBatchesPerCall; ++i) {
+      batches_.push_back(torch::randn({config.batch_size, 3, size, size})
+                             .to(config.device, config.dtype()));
+    }
+  }
+
+  torch::Tensor Step() override {
+    if (mode_ == Mode::kEval) {
+      torch::Tensor logits;
+      for (int64_t i = 0; i < kBatchesPerCall; ++i) {
+        logits = moco_->forward(batches_[2 * i], batches_[2 * i + 1]).logits;
+      }
+      return logits;
+    }
+    return TrainStep(/*golden=*/nullptr);
+  }
+
+  torch::nn::Module& module() override { return *moco_; }
+
+  // Two Model.train() batches on filled weights, queue and 64x64 images
+  // after a seeded generator (the shuffles' randperm), as
+  // tools/golden/adapters/moco.py records them: the first batch's logits,
+  // labels, loss and edge gradients of the query encoder, then the edge
+  // parameters of both encoders, the queue and its pointer after the call.
+  //
+  // In float64, filled in float64 as the adapter does: on filled weights the
+  // backward through batch-2 BatchNorms amplifies float32 rounding to 4e-3
+  // relative in the first conv's gradient (measured against the reference).
+  std::map<std::string, torch::Tensor> GoldenOutputs() override {
+    {
+      // Python's .double(): floating tensors only (queue_ptr and the
+      // BatchNorm counters stay int64, so the fill leaves them alone).
+      torch::NoGradGuard no_grad;
+      for (auto& t : moco_->parameters()) t.set_data(t.to(torch::kDouble));
+      for (auto& t : moco_->buffers()) {
+        if (t.is_floating_point()) t.set_data(t.to(torch::kDouble));
+      }
+    }
+    DeterministicFill(*moco_);
+    const int64_t batch = batches_[0].size(0);
+    for (int64_t i = 0; i < 2 * kBatchesPerCall; ++i) {
+      batches_[i] = DeterministicTensor(
+          "images." + std::to_string(i),
+          {batch, 3, kSmallImageSize, kSmallImageSize}, torch::kDouble);
+    }
+    std::map<std::string, torch::Tensor> out;
+    torch::manual_seed(kGoldenSeed);
+    TrainStep(&out);
+    for (const auto& p : moco_->named_parameters(/*recurse=*/true)) {
+      const std::string& name = p.key();
+      if (name == "encoder_q.conv1.weight" || name == "encoder_q.fc.bias" ||
+          name == "encoder_k.conv1.weight" || name == "encoder_k.fc.bias") {
+        out["after_step:" + name] = p.value().detach().clone();
+      }
+    }
+    for (const auto& b : moco_->named_buffers(/*recurse=*/true)) {
+      if (b.key() == "queue" || b.key() == "queue_ptr" ||
+          b.key() == "encoder_q.bn1.running_mean") {
+        out["after_step:" + b.key()] = b.value().detach().clone();
+      }
+    }
+    return out;
+  }
+
+ private:
+  // Model.train(). With `golden` set, records the first batch's outputs,
+  // loss and the query encoder's edge gradients before its SGD step.
+  // Returns the last loss (the reference returns nothing).
+  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* golden) {
+    moco_->train();
+    optimizer_->SetLr(kLr);  // adjust_learning_rate(optimizer, 0, opt)
+    torch::Tensor loss;
+    for (int64_t i = 0; i < kBatchesPerCall; ++i) {
+      MocoImpl::Output output =
+          moco_->forward(batches_[2 * i], batches_[2 * i + 1]);
+      loss = F::cross_entropy(output.logits, output.labels);
+      optimizer_->ZeroGrad();
+      Backward(loss);
+      if (golden != nullptr && i == 0) {
+        (*golden)["output.0"] = output.logits.detach().clone();
+        (*golden)["output.1"] = output.labels.clone();
+        (*golden)["loss"] = loss.detach();
+        for (const auto& p : moco_->named_parameters(/*recurse=*/true)) {
+          if (p.key() == "encoder_q.conv1.weight" ||
+              p.key() == "encoder_q.fc.bias") {
+            (*golden)["grad:" + p.key()] = p.value().grad().clone();
+          }
+        }
+      }
+      optimizer_->Step();
+    }
+    return loss.detach();
+  }
+
+  Mode mode_;
+  Moco moco_;
+  std::unique_ptr<optim::Sgd> optimizer_;
+  // Query and key views of the two batches, in the reference's order.
+  std::vector<torch::Tensor> batches_;
+};
+
+ModelSpec Spec() {
+  ModelSpec spec;
+  spec.name = "moco";
+  spec.domain = "other";
+  spec.task = "self-supervised contrastive learning";
+  spec.reference = "TorchBench moco (facebookresearch/moco v1, ResNet-50)";
+  spec.train_batch_size = 32;  // DEFAULT_TRAIN_BSIZE
+  spec.eval_batch_size = 32;   // DEFAULT_EVAL_BSIZE
+  spec.test_batch_size = 2;
+  // MoCo(resnet50, 128, 32000, 0.999, 0.07, mlp=False) as the reference's
+  // __init__.py builds it, counted in the venv (torch 2.14.1, torchvision
+  // 0.29.1): two resnet50(num_classes=128) of 23770304 parameters each
+  // (the key encoder's too, though it takes no gradients); buffers: each
+  // encoder's 53 BatchNorms (53173 elements), the 128 x 32000 queue and the
+  // one-element queue_ptr.
+  spec.reference_parameters = 2 * 23770304;
+  spec.reference_buffers = 2 * 53173 + kDim * kQueue + 1;
+  spec.eval_changes_state =
+      "the reference's eval() runs MoCo's training-mode forward under "
+      "no_grad: BatchNorm running statistics, the momentum-updated key "
+      "encoder, the queue and its pointer change";
+  // Two batches of Model.train() of the reference's own code on filled
+  // weights and queue, 64x64 images, batch 2, a seeded shuffle.
+  spec.golden_file = "moco.golden";
+  return spec;
+}
+
+}  // namespace
+
+TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<MocoBenchmark>());
+
+}  // namespace moco_model
+}  // namespace torchbench
