@@ -4,8 +4,9 @@
 // resnet18's default num_classes=1000 although the targets are CIFAR-10's
 // randint(0, 10): so does this port.
 //
-// One Train call is the reference's train(): the net in train mode,
-// per-sample gradients vmap(grad(compute_loss), (None, None, 0, 0)) with
+// One Train call is the reference's train(): the net in train mode, a copy
+// of its parameters (make_functional_with_buffers' deepcopy), per-sample
+// gradients vmap(grad(compute_loss), (None, None, 0, 0)) with
 // compute_loss the CrossEntropyLoss of one unsqueezed image and target,
 // then clip_and_accumulate_and_add_noise(max_per_sample_grad_norm=1.0,
 // noise_multiplier=1.0): per-sample norms over all parameters, clip factors
@@ -34,14 +35,13 @@
 
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
+#include "common/dp_cifar10.h"
 #include "common/group_norm_resnet18.h"
 #include "common/per_sample_gradients.h"
 #include "torchbench/amp.h"
-#include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
@@ -55,61 +55,29 @@ namespace F = torch::nn::functional;
 
 constexpr double kMaxPerSampleGradNorm = 1.0;
 
-class FunctorchDpCifar10 final : public Model {
+class FunctorchDpCifar10 final : public common::DpCifar10Model {
  public:
   explicit FunctorchDpCifar10(const ModelConfig& config)
-      : mode_(config.mode), net_(/*num_classes=*/1000) {
-    net_->to(config.device);
-    const auto options = torch::TensorOptions().device(config.device);
-    images_ = torch::randn({config.batch_size, 3, 32, 32}, options)
-                  .to(config.dtype());
-    targets_ =
-        torch::randint(0, 10, {config.batch_size}, options.dtype(torch::kLong));
-    optimizer_ = std::make_unique<optim::Adam>(
-        net_->parameters(), optim::AdamOptions{.lr = 1e-3}, config.optimizer);
-  }
-
-  torch::Tensor Step() override {
-    if (mode_ == Mode::kEval) {
-      net_->eval();
-      return net_->forward(images_);
-    }
-    return TrainStep(nullptr);
+      : DpCifar10Model(config), net_(/*num_classes=*/1000) {
+    Init(config);
   }
 
   torch::nn::Module& module() override { return *net_; }
 
-  // eval(), then train() with the noise off and train() with the noise on
-  // after torch.manual_seed(0) on both sides (the same torch.normal calls
-  // in the same order draw the same numbers), as
-  // tools/golden/adapters/functorch_dp_cifar10.py records them.
-  std::map<std::string, torch::Tensor> GoldenOutputs() override {
-    images_ =
-        DeterministicTensor("images", images_.sizes()).to(images_.options());
-    targets_ = DeterministicIntegers("targets", targets_.sizes(), 0, 10)
-                   .to(targets_.device());
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      net_->eval();
-      out["eval_output"] = net_->forward(images_);
-    }
-    noise_multiplier_ = 0.0;
-    TrainStep(&out);
-    RecordEdgeParameters(*net_, "after_1_step:", /*gradients=*/false, &out);
-    noise_multiplier_ = 1.0;
-    torch::manual_seed(0);
-    TrainStep(nullptr);
-    RecordEdgeParameters(*net_, "after_noised_step:", /*gradients=*/false,
-                         &out);
-    return out;
-  }
-
  private:
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* record) {
+  torch::Tensor EvalForward() override { return net_->forward(images_); }
+
+  torch::Tensor TrainStep(
+      std::map<std::string, torch::Tensor>* record) override {
     StepHasNoBackward();
     net_->train();
     std::vector<torch::Tensor> params = net_->parameters();
+    // make_functional_with_buffers deep-copies the net on every call and
+    // vmap(grad) differentiates the copy's parameters (equal values): the
+    // copy is made here too.
+    std::vector<torch::Tensor> copies;
+    copies.reserve(params.size());
+    for (const auto& p : params) copies.push_back(p.detach().clone());
     std::vector<torch::Tensor> sample_grads = common::VmapGrad(
         [this](const std::vector<torch::Tensor>& p,
                const std::vector<torch::Tensor>& sample) {
@@ -117,7 +85,7 @@ class FunctorchDpCifar10 final : public Model {
               net_->Forward(sample[0].unsqueeze(0), p, nullptr),
               sample[1].unsqueeze(0));
         },
-        params, {images_, targets_});
+        copies, {images_, targets_});
     for (auto& g : sample_grads) g = g.detach();
     const int64_t batch_size = images_.size(0);
     torch::Tensor norms;
@@ -146,12 +114,7 @@ class FunctorchDpCifar10 final : public Model {
     return norms;
   }
 
-  Mode mode_;
   common::GroupNormResNet18 net_;
-  torch::Tensor images_;
-  torch::Tensor targets_;
-  std::unique_ptr<optim::Adam> optimizer_;
-  double noise_multiplier_ = 1.0;
 };
 
 ModelSpec Spec() {

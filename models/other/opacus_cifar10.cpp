@@ -38,14 +38,13 @@
 
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
+#include "common/dp_cifar10.h"
 #include "common/group_norm_resnet18.h"
 #include "common/per_sample_gradients.h"
 #include "torchbench/amp.h"
-#include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
@@ -77,60 +76,21 @@ class GradSampleModuleImpl : public torch::nn::Module {
 };
 TORCH_MODULE(GradSampleModule);
 
-class OpacusCifar10 final : public Model {
+class OpacusCifar10 final : public common::DpCifar10Model {
  public:
-  explicit OpacusCifar10(const ModelConfig& config) : mode_(config.mode) {
-    net_->to(config.device);
-    const auto options = torch::TensorOptions().device(config.device);
-    images_ = torch::randn({config.batch_size, 3, 32, 32}, options)
-                  .to(config.dtype());
-    targets_ =
-        torch::randint(0, 10, {config.batch_size}, options.dtype(torch::kLong));
-    // make_private: expected_batch_size = int(len(dataset) * 1 /
-    // len(loader)), one full batch here.
-    expected_batch_size_ = config.batch_size;
-    optimizer_ = std::make_unique<optim::Adam>(
-        net_->parameters(), optim::AdamOptions{.lr = 1e-3}, config.optimizer);
-  }
-
-  torch::Tensor Step() override {
-    if (mode_ == Mode::kEval) {
-      net_->eval();
-      return net_->forward(images_, nullptr);
-    }
-    return TrainStep(nullptr);
+  explicit OpacusCifar10(const ModelConfig& config) : DpCifar10Model(config) {
+    Init(config);
   }
 
   torch::nn::Module& module() override { return *net_; }
 
-  // eval(), then train() with the noise off (noise_multiplier 0: Opacus
-  // draws nothing) and train() with the noise on after torch.manual_seed(0)
-  // on both sides, as tools/golden/adapters/opacus_cifar10.py records them.
-  std::map<std::string, torch::Tensor> GoldenOutputs() override {
-    images_ =
-        DeterministicTensor("images", images_.sizes()).to(images_.options());
-    targets_ = DeterministicIntegers("targets", targets_.sizes(), 0, 10)
-                   .to(targets_.device());
-    expected_batch_size_ = images_.size(0);
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      net_->eval();
-      out["eval_output"] = net_->forward(images_, nullptr);
-    }
-    noise_multiplier_ = 0.0;
-    TrainStep(&out);
-    RecordEdgeParameters(*net_, "after_1_step:", /*gradients=*/false, &out);
-    noise_multiplier_ = 1.0;
-    torch::manual_seed(0);
-    TrainStep(nullptr);
-    RecordEdgeParameters(*net_, "after_noised_step:", /*gradients=*/false,
-                         &out);
-    return out;
+ private:
+  torch::Tensor EvalForward() override {
+    return net_->forward(images_, nullptr);
   }
 
- private:
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* record) {
+  torch::Tensor TrainStep(
+      std::map<std::string, torch::Tensor>* record) override {
     net_->train();
     torch::Tensor output = net_->forward(images_, &hooks_);
     torch::Tensor loss = F::cross_entropy(output, targets_);
@@ -151,9 +111,11 @@ class OpacusCifar10 final : public Model {
             torch::TensorOptions().device(summed[i].device()));
         grad = grad + noise;
       }
+      // make_private's expected_batch_size: int(len(dataset) * 1 /
+      // len(loader)), one full batch here.
       params[i].mutable_grad() =
           grad.view_as(params[i]).to(params[i].scalar_type()) /
-          static_cast<double>(expected_batch_size_);
+          static_cast<double>(images_.size(0));
     }
     if (record != nullptr) {
       (*record)["output"] = output.detach();
@@ -171,14 +133,8 @@ class OpacusCifar10 final : public Model {
     return loss.detach();
   }
 
-  Mode mode_;
   GradSampleModule net_;
   common::GradSampleHooks hooks_;
-  torch::Tensor images_;
-  torch::Tensor targets_;
-  int64_t expected_batch_size_ = 1;
-  std::unique_ptr<optim::Adam> optimizer_;
-  double noise_multiplier_ = 1.0;
 };
 
 ModelSpec Spec() {

@@ -23,17 +23,33 @@ NOTES = [
 ]
 
 
-def compute(root):
-    import torch
-
-    package = reference.load_model_package(root, MODEL)
+def filled_model(package):
+    """The package's Model on filled weights and inputs, and its eval()
+    output; shared with opacus_cifar10."""
     model = package.Model(test="train", device="cpu", batch_size=BATCH_SIZE)
-    net = model.model
-    fill.deterministic_fill(net)
+    fill.deterministic_fill(model.model)
     images = fill.deterministic_tensor("images", (BATCH_SIZE, 3, 32, 32))
     model.example_inputs = (images,)
     model.example_target = fill.deterministic_long("targets", (BATCH_SIZE,), 0, 10)
-    results = {"eval_output": model.eval()[0].detach().clone()}
+    return model, {"eval_output": model.eval()[0].detach().clone()}
+
+
+def noised_step(model, results):
+    """A second train() with the noise on, seeded as the C++ side seeds it."""
+    import torch
+
+    torch.manual_seed(0)
+    model.train()
+    reference.record_edges(model.model, "after_noised_step:", results)
+    for value in results.values():
+        assert torch.isfinite(value).all()
+    return results
+
+
+def compute(root):
+    package = reference.load_model_package(root, MODEL)
+    model, results = filled_model(package)
+    net = model.model
 
     original = package.clip_and_accumulate_and_add_noise
     named = list(net.named_parameters())
@@ -53,9 +69,4 @@ def compute(root):
     finally:
         package.clip_and_accumulate_and_add_noise = original
     reference.record_edges(net, "after_1_step:", results)
-    torch.manual_seed(0)
-    model.train()
-    reference.record_edges(net, "after_noised_step:", results)
-    for value in results.values():
-        assert torch.isfinite(value).all()
-    return results
+    return noised_step(model, results)

@@ -2,17 +2,14 @@
 
 import os
 
-import fill
 import reference
+from adapters.functorch_dp_cifar10 import BATCH_SIZE, DTYPE, MODE, filled_model, noised_step
 
 MODEL = "opacus_cifar10"
 REFERENCE = (
     "torchbenchmark/models/opacus_cifar10: Model.__init__, Model.train, Model.eval "
     "(opacus 1.3.0 GradSampleModule, DPOptimizer)"
 )
-MODE = "train"
-BATCH_SIZE = 4
-DTYPE = "float32"
 NOTES = [
     "eval_output: Model.eval() on the filled GradSampleModule (GroupNorm: no running statistics)",
     "output, loss, grad_sample:*: the first train() call's forward, loss and Opacus's per-sample "
@@ -26,19 +23,21 @@ NOTES = [
 
 
 def compute(root):
-    import torch
-
-    # opacus 1.3.0's ModuleValidator.fix clones the net through torch.save /
-    # torch.load, which torch >= 2.6 refuses by default (weights_only=True).
-    os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
     package = reference.load_model_package(root, MODEL)
-    model = package.Model(test="train", device="cpu", batch_size=BATCH_SIZE)
+    # opacus 1.3.0's ModuleValidator.fix clones the net through torch.save /
+    # torch.load, which torch >= 2.6 refuses by default (weights_only=True);
+    # only while Model.__init__ runs.
+    key = "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"
+    previous = os.environ.get(key)
+    os.environ[key] = "1"
+    try:
+        model, results = filled_model(package)
+    finally:
+        if previous is None:
+            del os.environ[key]
+        else:
+            os.environ[key] = previous
     net = model.model
-    fill.deterministic_fill(net)
-    images = fill.deterministic_tensor("images", (BATCH_SIZE, 3, 32, 32))
-    model.example_inputs = (images,)
-    model.example_target = fill.deterministic_long("targets", (BATCH_SIZE,), 0, 10)
-    results = {"eval_output": model.eval()[0].detach().clone()}
 
     named = list(net.named_parameters())
     original_forward = net.forward
@@ -76,9 +75,4 @@ def compute(root):
     results["output"] = results["output"].detach().clone()
     results["loss"] = results["loss"].detach().clone()
     reference.record_edges(net, "after_1_step:", results)
-    torch.manual_seed(0)
-    model.train()
-    reference.record_edges(net, "after_noised_step:", results)
-    for value in results.values():
-        assert torch.isfinite(value).all()
-    return results
+    return noised_step(model, results)
