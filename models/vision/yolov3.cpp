@@ -33,7 +33,13 @@
 // classes 1..79 uniformly otherwise, normalised widths and heights
 // log-uniform in [0.02, 0.6] (COCO's boxes are mostly small: about 40% under
 // 32x32 px) and centres keeping the box inside the image. These figures are
-// from COCO's published statistics, not measured on coco128.
+// from COCO's published statistics, not measured on coco128. The targets
+// stay float32 under every precision, as the loader's labels are.
+//
+// The EMA's copy of the state is made in the constructor (the reference's
+// ModelEMA deepcopies in __init__) and lives outside module(), so the
+// counts, like the reference's, cover the model alone; under fp16/bf16 it
+// stays float32, as a copy made before TorchBench converts the model does.
 #include <torch/nn/functional/loss.h>
 #include <torch/nn/module.h>
 #include <torch/types.h>
@@ -120,14 +126,15 @@ torch::Tensor WhIou(const torch::Tensor& wh1, const torch::Tensor& wh2) {
 // build_targets: each target (image, class, x, y, w, h; normalised) goes to
 // every anchor whose shape-IoU with it exceeds iou_t, in the cell holding
 // its centre.
-std::vector<LayerTargets> BuildTargets(const std::vector<torch::Tensor>& p,
+std::vector<LayerTargets> BuildTargets(DarknetImpl& model,
+                                       const std::vector<torch::Tensor>& p,
                                        const torch::Tensor& targets) {
   const int64_t nt = targets.size(0);
   std::vector<LayerTargets> out;
   torch::Tensor gain = torch::ones({6}, targets.options());
   for (size_t i = 0; i < p.size(); ++i) {
     torch::Tensor anchors =
-        DarknetImpl::AnchorVec(static_cast<int>(i), targets.device());
+        model.AnchorVec(static_cast<int>(i), targets.device());
     const int64_t ny = p[i].size(2), nx = p[i].size(3);
     gain.index_put_({Slice(2, None)},
                     torch::tensor({nx, ny, nx, ny}).to(gain.options()));
@@ -183,8 +190,9 @@ torch::Tensor Giou(const torch::Tensor& box1, const torch::Tensor& box2) {
 // reference's ft([0]) (float32; float64 in the golden check, whose adapter
 // makes float64 the default dtype); `gr` is the model's giou ratio.
 std::pair<torch::Tensor, torch::Tensor> ComputeLoss(
-    const std::vector<torch::Tensor>& p, const torch::Tensor& targets,
-    double gr, torch::ScalarType accumulator_dtype) {
+    DarknetImpl& model, const std::vector<torch::Tensor>& p,
+    const torch::Tensor& targets, double gr,
+    torch::ScalarType accumulator_dtype) {
   const auto options =
       torch::TensorOptions().dtype(accumulator_dtype).device(targets.device());
   torch::Tensor lcls = torch::zeros({1}, options);
@@ -193,7 +201,7 @@ std::pair<torch::Tensor, torch::Tensor> ComputeLoss(
   const torch::Tensor pos_weight = torch::ones({1}, options);  // cls/obj_pw
   const auto bce =
       F::BinaryCrossEntropyWithLogitsFuncOptions().pos_weight(pos_weight);
-  std::vector<LayerTargets> tg = BuildTargets(p, targets);
+  std::vector<LayerTargets> tg = BuildTargets(model, p, targets);
   for (size_t i = 0; i < p.size(); ++i) {
     const LayerTargets& t = tg[i];
     torch::Tensor tobj = torch::zeros_like(p[i].select(-1, 0));
@@ -510,7 +518,7 @@ class Yolov3 final : public Model {
     net_->train();
     torch::Tensor imgs = (images_.to(float_dtype_) / 255.0).to(input_dtype_);
     auto [p, unused] = net_->forward(imgs);
-    auto [loss, items] = ComputeLoss(p, targets_, gr, float_dtype_);
+    auto [loss, items] = ComputeLoss(*net_, p, targets_, gr, float_dtype_);
     loss = loss * (static_cast<double>(images_.size(0)) / 64);
     Backward(loss);
     if (golden != nullptr) {

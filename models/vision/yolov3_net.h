@@ -183,7 +183,6 @@ class DarknetImpl : public torch::nn::Module {
         case LayerDef::Type::kYolo:
           SmartBiasInit(convs_.back());
           module_list_->push_back(torch::nn::Identity());
-          yolo_layers_.push_back(static_cast<int64_t>(i));
           break;
       }
       convs_.push_back(conv);
@@ -191,17 +190,21 @@ class DarknetImpl : public torch::nn::Module {
     }
   }
 
-  // yolo_layers, for build_targets.
-  const std::vector<int64_t>& yolo_layers() const { return yolo_layers_; }
-  // YOLOLayer.anchor_vec of the `k`-th YOLO layer: anchors over stride.
-  static torch::Tensor AnchorVec(int k, const torch::Device& device) {
-    const int first = 6 - 3 * k;
-    std::vector<float> values;
-    for (int a = first; a < first + 3; ++a) {
-      values.push_back(static_cast<float>(kAnchors[a][0] / Stride(k)));
-      values.push_back(static_cast<float>(kAnchors[a][1] / Stride(k)));
+  // YOLOLayer.anchor_vec of the `k`-th YOLO layer (anchors over stride, in
+  // grid units; float32), kept on the device of its last use as the
+  // reference's attribute is.
+  const torch::Tensor& AnchorVec(int k, const torch::Device& device) {
+    YoloState& s = yolo_[k];
+    if (!s.anchor_vec.defined()) {
+      std::vector<float> values;
+      for (int a = 6 - 3 * k; a < 9 - 3 * k; ++a) {
+        values.push_back(static_cast<float>(kAnchors[a][0] / Stride(k)));
+        values.push_back(static_cast<float>(kAnchors[a][1] / Stride(k)));
+      }
+      s.anchor_vec = torch::tensor(values).view({3, 2});
     }
-    return torch::tensor(values).view({3, 2}).to(device);
+    if (s.anchor_vec.device() != device) s.anchor_vec = s.anchor_vec.to(device);
+    return s.anchor_vec;
   }
 
   std::pair<std::vector<torch::Tensor>, torch::Tensor> forward(
@@ -273,15 +276,21 @@ class DarknetImpl : public torch::nn::Module {
                            .contiguous();
     p->push_back(pk);
     if (is_training()) return;
+    // create_grids: only when the grid size changes (or the device).
     const torch::Device device = x.device();
-    std::vector<torch::Tensor> yx = torch::meshgrid(
-        {torch::arange(ny, torch::TensorOptions().device(device)),
-         torch::arange(nx, torch::TensorOptions().device(device))},
-        "ij");
-    torch::Tensor grid = torch::stack({yx[1], yx[0]}, 2)
-                             .view({1, 1, ny, nx, 2})
-                             .to(torch::kFloat);
+    YoloState& s = yolo_[k];
+    if (!s.grid.defined() || s.grid.size(2) != ny || s.grid.size(3) != nx ||
+        s.grid.device() != device) {
+      std::vector<torch::Tensor> yx = torch::meshgrid(
+          {torch::arange(ny, torch::TensorOptions().device(device)),
+           torch::arange(nx, torch::TensorOptions().device(device))},
+          "ij");
+      s.grid = torch::stack({yx[1], yx[0]}, 2)
+                   .view({1, 1, ny, nx, 2})
+                   .to(torch::kFloat);
+    }
     torch::Tensor anchor_wh = AnchorVec(k, device).view({1, 3, 1, 1, 2});
+    const torch::Tensor& grid = s.grid;
     torch::Tensor out = pk.clone();
     out.index_put_(
         {Ellipsis, Slice(None, 2)},
@@ -293,9 +302,14 @@ class DarknetImpl : public torch::nn::Module {
     io->push_back(out.view({bs, -1, kOutputs}));
   }
 
+  // YOLOLayer's cached tensors (plain attributes, not buffers).
+  struct YoloState {
+    torch::Tensor anchor_vec, grid;
+  };
+
   std::vector<LayerDef> defs_;
+  YoloState yolo_[3];
   std::vector<bool> stored_;  // outputs a later route or shortcut reads
-  std::vector<int64_t> yolo_layers_;
   torch::nn::ModuleList module_list_{nullptr};
   std::vector<torch::nn::Sequential> convs_;  // per layer; null if not conv
 };
