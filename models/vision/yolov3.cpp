@@ -1,0 +1,582 @@
+// TorchBench's yolov3 (torchbenchmark/models/yolov3 at 43ca0857: its own copy
+// of ultralytics/yolov3, __init__.py, yolo_train.py, yolo_models.py,
+// yolo_utils/{utils,layers,torch_utils}.py): YOLOv3-SPP, Darknet built from
+// cfg/yolov3-spp.cfg with 80 classes.
+//
+// The network (vision/yolov3_net.h) is the cfg's layer list written out,
+// under the reference's state_dict names (module_list.<i>.Conv2d.weight).
+//
+// One Train call is the reference's train(): Model.__init__ built the
+// model, the nesterov SGD with its three groups (BatchNorm weights; conv
+// weights, which get the weight decay; biases) and the ModelEMA once; every
+// call runs train_loop(epochs=1) with one prefetched batch, so it is always
+// batch ni = 0 of the burn-in: giou ratio gr 0, accumulate 1, lr 0 for the
+// weight groups and 0.1 for the biases, weight decay 0, momentum 0.9 (the
+// hyp's 0.937 and 5e-4 are reached only at ni = 500). Forward at 416x416,
+// compute_loss (GIoU box, objectness and class BCE, build_targets with the
+// 0.2 anchor-IoU match), loss * batch / 64, backward, step, zero_grad, EMA
+// update. Its LambdaLR's step() at the end is left out: the next call's
+// burn-in overwrites every lr it sets.
+//
+// One Eval call is eval(): the model (built at img_size 512, eval mode) on
+// rand(B, 3, 384, 512), non_max_suppression (conf 0.3, IoU 0.6, best class,
+// merge) with torchvision's nms (vision_ops.h), whose detections the
+// reference computes and drops; returns the inference boxes (the
+// reference's out[0]).
+//
+// Train inputs: the reference reads coco128 (not bundled here) as 416x416
+// mosaics (4 images, random affine off, HSV jitter, left-right flips) at
+// the train batch. The stand-in is deterministic: uint8 images (as the data
+// loader yields, divided by 255 in the step) and, per image, 2 to 12 boxes
+// (mean 7: coco128 has 929 labels on 128 images, 7.3 each), class 0
+// (person, about a quarter of coco128's labels) for a quarter of them and
+// classes 1..79 uniformly otherwise, normalised widths and heights
+// log-uniform in [0.02, 0.6] (COCO's boxes are mostly small: about 40% under
+// 32x32 px) and centres keeping the box inside the image. These figures are
+// from COCO's published statistics, not measured on coco128. The targets
+// stay float32 under every precision, as the loader's labels are.
+//
+// The EMA's copy of the state is made in the constructor (the reference's
+// ModelEMA deepcopies in __init__) and lives outside module(), so the
+// counts, like the reference's, cover the model alone; under fp16/bf16 it
+// stays float32, as a copy made before TorchBench converts the model does.
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/module.h>
+#include <torch/types.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "torchbench/amp.h"
+#include "torchbench/deterministic_fill.h"
+#include "torchbench/golden.h"
+#include "torchbench/model.h"
+#include "torchbench/optim.h"
+#include "torchbench/registry.h"
+#include "torchbench/vision_ops.h"
+#include "vision/yolov3_net.h"
+
+namespace torchbench {
+namespace yolov3_model {
+namespace {
+
+namespace F = torch::nn::functional;
+using torch::indexing::Ellipsis;
+using torch::indexing::None;
+using torch::indexing::Slice;
+using yolov3::Darknet;
+using yolov3::DarknetImpl;
+using yolov3::kAnchorsPerLayer;
+using yolov3::kClasses;
+
+constexpr int64_t kTrainSize = 416;  // --img 416
+constexpr int64_t kEvalHeight = 384;
+constexpr int64_t kEvalWidth = 512;
+// The golden check's sizes (tools/golden/adapters/yolov3.py), also the CPU
+// tests' (ModelConfig::small_inputs): every YOLO scale still has a grid.
+constexpr int64_t kSmallTrainSize = 64;
+constexpr int64_t kSmallEvalHeight = 64;
+constexpr int64_t kSmallEvalWidth = 96;
+constexpr int64_t kGoldenTargetsPerImage = 4;
+
+// yolo_train.py's hyp, as Model.__init__ leaves it (cls *= nc / 80 = 1).
+constexpr double kGiouGain = 3.54;
+constexpr double kClsGain = 37.4;
+constexpr double kObjGain = 64.3;
+constexpr double kIouThreshold = 0.20;  // iou_t: anchor-target match
+constexpr double kLr0 = 0.01;
+constexpr double kMomentum = 0.937;
+constexpr double kWeightDecay = 0.0005;
+constexpr double kBurnInStartMomentum = 0.9;
+constexpr double kBurnInStartBiasLr = 0.1;
+constexpr int64_t kBurnIn = 500;  // n_burn = max(3 * nb, 500), nb <= 17
+constexpr double kEmaDecay = 0.9999;
+
+// non_max_suppression's settings as eval() calls it.
+constexpr double kConfThreshold = 0.3;
+constexpr double kNmsIouThreshold = 0.6;
+constexpr double kMinWh = 2;
+constexpr double kMaxWh = 4096;
+
+// np.interp(x, [x0, x1], [y0, y1]) for x0 <= x <= x1.
+double Interp(double x, double x0, double x1, double y0, double y1) {
+  return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+}
+
+// build_targets' matches for one YOLO layer.
+struct LayerTargets {
+  torch::Tensor image, anchor, gj, gi;  // indices into the layer's map
+  torch::Tensor box;                    // (n, 4): xy within the cell, wh
+  torch::Tensor anchor_wh;              // (n, 2) in grid units
+  torch::Tensor cls;
+};
+
+// wh_iou: the (N, M) IoUs of boxes sharing a centre.
+torch::Tensor WhIou(const torch::Tensor& wh1, const torch::Tensor& wh2) {
+  torch::Tensor a = wh1.unsqueeze(1), b = wh2.unsqueeze(0);
+  torch::Tensor inter = torch::min(a, b).prod(2);
+  return inter / (a.prod(2) + b.prod(2) - inter);
+}
+
+// build_targets: each target (image, class, x, y, w, h; normalised) goes to
+// every anchor whose shape-IoU with it exceeds iou_t, in the cell holding
+// its centre.
+std::vector<LayerTargets> BuildTargets(DarknetImpl& model,
+                                       const std::vector<torch::Tensor>& p,
+                                       const torch::Tensor& targets) {
+  const int64_t nt = targets.size(0);
+  std::vector<LayerTargets> out;
+  torch::Tensor gain = torch::ones({6}, targets.options());
+  for (size_t i = 0; i < p.size(); ++i) {
+    torch::Tensor anchors =
+        model.AnchorVec(static_cast<int>(i), targets.device());
+    const int64_t ny = p[i].size(2), nx = p[i].size(3);
+    gain.index_put_({Slice(2, None)},
+                    torch::tensor({nx, ny, nx, ny}).to(gain.options()));
+    torch::Tensor at =
+        torch::arange(kAnchorsPerLayer, targets.options().dtype(torch::kLong))
+            .view({kAnchorsPerLayer, 1})
+            .repeat({1, nt});
+    torch::Tensor t = targets * gain;
+    torch::Tensor a = torch::empty({0}, at.options());
+    if (nt > 0) {
+      torch::Tensor j =
+          WhIou(anchors, t.index({Slice(), Slice(4, 6)})) > kIouThreshold;
+      a = at.index({j});
+      t = t.repeat({kAnchorsPerLayer, 1, 1}).index({j});
+    }
+    torch::Tensor bc = t.index({Slice(), Slice(None, 2)}).to(torch::kLong).t();
+    torch::Tensor gxy = t.index({Slice(), Slice(2, 4)});
+    torch::Tensor gwh = t.index({Slice(), Slice(4, 6)});
+    torch::Tensor gij = gxy.to(torch::kLong);
+    LayerTargets lt;
+    lt.image = bc[0];
+    lt.cls = bc[1];
+    lt.anchor = a;
+    lt.gi = gij.index({Slice(), 0});
+    lt.gj = gij.index({Slice(), 1});
+    lt.box = torch::cat({gxy - gij, gwh}, 1);
+    lt.anchor_wh = anchors.index({a});
+    out.push_back(std::move(lt));
+  }
+  return out;
+}
+
+// bbox_iou(box1, box2, x1y1x2y2=False, GIoU=True) on (4, n) xywh columns.
+torch::Tensor Giou(const torch::Tensor& box1, const torch::Tensor& box2) {
+  torch::Tensor b1_x1 = box1[0] - box1[2] / 2, b1_x2 = box1[0] + box1[2] / 2;
+  torch::Tensor b1_y1 = box1[1] - box1[3] / 2, b1_y2 = box1[1] + box1[3] / 2;
+  torch::Tensor b2_x1 = box2[0] - box2[2] / 2, b2_x2 = box2[0] + box2[2] / 2;
+  torch::Tensor b2_y1 = box2[1] - box2[3] / 2, b2_y2 = box2[1] + box2[3] / 2;
+  torch::Tensor inter =
+      (torch::min(b1_x2, b2_x2) - torch::max(b1_x1, b2_x1)).clamp_min(0) *
+      (torch::min(b1_y2, b2_y2) - torch::max(b1_y1, b2_y1)).clamp_min(0);
+  torch::Tensor w1 = b1_x2 - b1_x1, h1 = b1_y2 - b1_y1;
+  torch::Tensor w2 = b2_x2 - b2_x1, h2 = b2_y2 - b2_y1;
+  torch::Tensor union_area = (w1 * h1 + 1e-16) + w2 * h2 - inter;
+  torch::Tensor iou = inter / union_area;
+  torch::Tensor cw = torch::max(b1_x2, b2_x2) - torch::min(b1_x1, b2_x1);
+  torch::Tensor ch = torch::max(b1_y2, b2_y2) - torch::min(b1_y1, b2_y1);
+  torch::Tensor c_area = cw * ch + 1e-16;
+  return iou - (c_area - union_area) / c_area;
+}
+
+// compute_loss: (loss, [lbox, lobj, lcls, loss]). The accumulators are the
+// reference's ft([0]) (float32; float64 in the golden check, whose adapter
+// makes float64 the default dtype); `gr` is the model's giou ratio.
+std::pair<torch::Tensor, torch::Tensor> ComputeLoss(
+    DarknetImpl& model, const std::vector<torch::Tensor>& p,
+    const torch::Tensor& targets, double gr,
+    torch::ScalarType accumulator_dtype) {
+  const auto options =
+      torch::TensorOptions().dtype(accumulator_dtype).device(targets.device());
+  torch::Tensor lcls = torch::zeros({1}, options);
+  torch::Tensor lbox = torch::zeros({1}, options);
+  torch::Tensor lobj = torch::zeros({1}, options);
+  const torch::Tensor pos_weight = torch::ones({1}, options);  // cls/obj_pw
+  const auto bce =
+      F::BinaryCrossEntropyWithLogitsFuncOptions().pos_weight(pos_weight);
+  std::vector<LayerTargets> tg = BuildTargets(model, p, targets);
+  for (size_t i = 0; i < p.size(); ++i) {
+    const LayerTargets& t = tg[i];
+    torch::Tensor tobj = torch::zeros_like(p[i].select(-1, 0));
+    const int64_t nb = t.image.size(0);
+    if (nb > 0) {
+      torch::Tensor ps = p[i].index({t.image, t.anchor, t.gj, t.gi});
+      torch::Tensor pxy = ps.index({Slice(), Slice(None, 2)}).sigmoid();
+      torch::Tensor pwh =
+          ps.index({Slice(), Slice(2, 4)}).exp().clamp_max(1e3) * t.anchor_wh;
+      torch::Tensor giou = Giou(torch::cat({pxy, pwh}, 1).t(), t.box.t());
+      lbox.add_(torch::rsub(giou, 1.0).mean());
+      tobj.index_put_(
+          {t.image, t.anchor, t.gj, t.gi},
+          (1.0 - gr) + gr * giou.detach().clamp_min(0).to(tobj.scalar_type()));
+      torch::Tensor cls = ps.index({Slice(), Slice(5, None)});
+      torch::Tensor target = torch::zeros_like(cls);  // smooth_BCE(eps=0)
+      target.index_put_({torch::arange(nb, t.cls.options()), t.cls}, 1.0);
+      lcls.add_(F::binary_cross_entropy_with_logits(cls, target, bce));
+    }
+    lobj.add_(
+        F::binary_cross_entropy_with_logits(p[i].select(-1, 4), tobj, bce));
+  }
+  lbox.mul_(kGiouGain);
+  lobj.mul_(kObjGain);
+  lcls.mul_(kClsGain);
+  torch::Tensor loss = lbox + lobj + lcls;
+  return {loss, torch::cat({lbox, lobj, lcls, loss}).detach()};
+}
+
+torch::Tensor XywhToXyxy(const torch::Tensor& x) {
+  torch::Tensor xy = x.index({Slice(), Slice(None, 2)});
+  torch::Tensor half = x.index({Slice(), Slice(2, 4)}) / 2;
+  return torch::cat({xy - half, xy + half}, 1);
+}
+
+// box_iou: the (N, M) IoUs of xyxy boxes.
+torch::Tensor BoxIou(const torch::Tensor& box1, const torch::Tensor& box2) {
+  auto area = [](const torch::Tensor& b) {
+    return (b.select(1, 2) - b.select(1, 0)) *
+           (b.select(1, 3) - b.select(1, 1));
+  };
+  torch::Tensor b1 = box1.unsqueeze(1);
+  torch::Tensor inter = (torch::min(b1.index({Ellipsis, Slice(2, None)}),
+                                    box2.index({Slice(), Slice(2, None)})) -
+                         torch::max(b1.index({Ellipsis, Slice(None, 2)}),
+                                    box2.index({Slice(), Slice(None, 2)})))
+                            .clamp_min(0)
+                            .prod(2);
+  return inter / (area(box1).unsqueeze(1) + area(box2) - inter);
+}
+
+// non_max_suppression(pred, 0.3, 0.6, multi_label=False): per image, the
+// kept (x1, y1, x2, y2, conf, class) rows (undefined when none), boxes
+// merged by their overlapping neighbours' scores. `float_dtype` is what the
+// reference's .float() casts give.
+std::vector<torch::Tensor> NonMaxSuppression(const torch::Tensor& prediction,
+                                             torch::ScalarType float_dtype) {
+  std::vector<torch::Tensor> output(prediction.size(0));
+  for (int64_t xi = 0; xi < prediction.size(0); ++xi) {
+    torch::Tensor x = prediction[xi];
+    x = x.index({x.select(1, 4) > kConfThreshold});
+    torch::Tensor wh = x.index({Slice(), Slice(2, 4)});
+    x = x.index({((wh > kMinWh) & (wh < kMaxWh)).all(1)});
+    if (x.size(0) == 0) continue;
+    x.index({Slice(), Slice(5, None)}).mul_(x.index({Slice(), Slice(4, 5)}));
+    torch::Tensor box = XywhToXyxy(x.index({Slice(), Slice(None, 4)}));
+    auto [conf, j] = x.index({Slice(), Slice(5, None)}).max(1);
+    x = torch::cat({box, conf.unsqueeze(1), j.to(float_dtype).unsqueeze(1)}, 1)
+            .index({conf > kConfThreshold});
+    const int64_t n = x.size(0);
+    if (n == 0) continue;
+    torch::Tensor boxes =
+        x.index({Slice(), Slice(None, 4)}).clone() +
+        x.index({Slice(), 5}).view({-1, 1}) * kMaxWh;  // offset per class
+    torch::Tensor scores = x.index({Slice(), 4});
+    torch::Tensor i = vision_ops::Nms(boxes, scores, kNmsIouThreshold);
+    if (1 < n && n < 3000) {
+      torch::Tensor weights =
+          (BoxIou(boxes.index({i}), boxes) > kNmsIouThreshold) *
+          scores.unsqueeze(0);
+      x.index_put_({i, Slice(None, 4)},
+                   torch::mm(weights, x.index({Slice(), Slice(None, 4)}))
+                           .to(float_dtype) /
+                       weights.sum(1, /*keepdim=*/true));
+    }
+    output[xi] = x.index({i});
+  }
+  return output;
+}
+
+// The parameters and buffers ModelEMA averages: the state_dict's floating
+// entries.
+std::vector<torch::Tensor> FloatingState(const torch::nn::Module& module) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : module.named_parameters()) out.push_back(p.value());
+  for (const auto& b : module.named_buffers()) {
+    if (b.value().is_floating_point()) out.push_back(b.value());
+  }
+  return out;
+}
+
+class Yolov3 final : public Model {
+ public:
+  explicit Yolov3(const ModelConfig& config)
+      : mode_(config.mode), input_dtype_(config.dtype()) {
+    vision_ops::RequireLoaded();
+    net_ = Darknet();
+    net_->to(config.device);
+    const int64_t batch = config.batch_size;
+    if (mode_ == Mode::kEval) {
+      net_->eval();
+      const int64_t height =
+          config.small_inputs ? kSmallEvalHeight : kEvalHeight;
+      const int64_t width = config.small_inputs ? kSmallEvalWidth : kEvalWidth;
+      images_ = torch::rand({batch, 3, height, width})
+                    .to(config.device, config.dtype());
+      return;
+    }
+    MakeTrainInputs(batch, config.small_inputs ? kSmallTrainSize : kTrainSize,
+                    config.device);
+    // get_train()'s groups: pg0 everything else (BatchNorm weights), pg1
+    // conv weights (weight decay), pg2 biases.
+    std::vector<optim::ParamGroup> groups(3);
+    for (const auto& p : net_->named_parameters()) {
+      const std::string& name = p.key();
+      const int g = name.find(".bias") != std::string::npos           ? 2
+                    : name.find("Conv2d.weight") != std::string::npos ? 1
+                                                                      : 0;
+      groups[g].params.push_back(p.value());
+    }
+    groups[1].weight_decay = kWeightDecay;
+    for (auto& g : groups) g.lr = kLr0;
+    // Every call's burn-in sets momentum to its ni = 0 value.
+    optimizer_ = std::make_unique<optim::Sgd>(
+        std::move(groups),
+        optim::SgdOptions{
+            .momentum = Interp(0, 0, kBurnIn, kBurnInStartMomentum, kMomentum),
+            .nesterov = true},
+        config.optimizer);
+    ResetEma();
+    net_->train();
+  }
+
+  torch::Tensor Step() override {
+    return mode_ == Mode::kEval ? EvalStep(/*golden=*/nullptr)
+                                : TrainStep(/*golden=*/nullptr);
+  }
+
+  torch::nn::Module& module() override { return *net_; }
+
+  // eval() and two train() calls on filled weights and inputs at the small
+  // sizes, in float64, as tools/golden/adapters/yolov3.py records them.
+  std::map<std::string, torch::Tensor> GoldenOutputs() override {
+    net_->to(torch::kDouble);
+    input_dtype_ = float_dtype_ = torch::kDouble;
+    ResetEma();  // the adapter fills the EMA's copy as the model
+    const torch::Device device = images_.device();
+    const int64_t batch = images_.size(0);
+    std::map<std::string, torch::Tensor> out;
+    {
+      torch::NoGradGuard no_grad;
+      net_->eval();
+      images_ = DeterministicTensor(
+                    "images", {batch, 3, kSmallEvalHeight, kSmallEvalWidth},
+                    torch::kFloat, 0.5, 0.5)
+                    .to(device, torch::kDouble);
+      EvalStep(&out);
+    }
+    images_ = DeterministicIntegers(
+                  "train_images", {batch, 3, kSmallTrainSize, kSmallTrainSize},
+                  0, 256)
+                  .to(device, torch::kUInt8);
+    const int64_t n = batch * kGoldenTargetsPerImage;
+    targets_ =
+        torch::cat(
+            {torch::arange(batch)
+                 .repeat_interleave(kGoldenTargetsPerImage)
+                 .unsqueeze(1)
+                 .to(torch::kFloat),
+             DeterministicIntegers("train_classes", {n, 1}, 0, kClasses)
+                 .to(torch::kFloat),
+             DeterministicTensor("train_xy", {n, 2}, torch::kFloat, 0.5, 0.45),
+             DeterministicTensor("train_wh", {n, 2}, torch::kFloat, 0.25, 0.2)},
+            1)
+            .to(device, torch::kDouble);
+    TrainStep(&out);
+    RecordEdges(*net_, "after_step:", &out);
+    for (const auto& b : net_->named_buffers()) {
+      if (b.key() == "module_list.0.BatchNorm2d.running_mean") {
+        out["after_step:" + b.key()] = b.value().detach().clone();
+      }
+    }
+    const auto params = net_->named_parameters();
+    for (size_t k = 0; k < params.size(); ++k) {
+      if (IsEdge(params[k].key())) {
+        out["ema:" + params[k].key()] = ema_[k].clone();
+      }
+    }
+    TrainStep(/*golden=*/nullptr);
+    RecordEdges(*net_, "after_2_steps:", &out);
+    return out;
+  }
+
+ private:
+  // The parameters the golden file records.
+  static bool IsEdge(const std::string& name) {
+    for (const char* edge :
+         {"module_list.0.Conv2d.weight", "module_list.0.BatchNorm2d.weight",
+          "module_list.0.BatchNorm2d.bias", "module_list.112.Conv2d.weight",
+          "module_list.112.Conv2d.bias"}) {
+      if (name == edge) return true;
+    }
+    return false;
+  }
+
+  static void RecordEdges(const torch::nn::Module& module,
+                          const std::string& prefix,
+                          std::map<std::string, torch::Tensor>* out,
+                          bool gradients = false) {
+    for (const auto& p : module.named_parameters()) {
+      if (!IsEdge(p.key())) continue;
+      (*out)[prefix + p.key()] =
+          (gradients ? p.value().grad() : p.value()).detach().clone();
+    }
+  }
+
+  // The stand-in for the prefetched coco128 batch (the file's header says
+  // what it follows).
+  void MakeTrainInputs(int64_t batch, int64_t size,
+                       const torch::Device& device) {
+    images_ = DeterministicIntegers("images", {batch, 3, size, size}, 0, 256)
+                  .to(device, torch::kUInt8);
+    torch::Tensor counts =
+        DeterministicIntegers("target_counts", {batch}, 2, 13);
+    const int64_t n = counts.sum().item<int64_t>();
+    torch::Tensor image = torch::repeat_interleave(torch::arange(batch), counts)
+                              .to(torch::kFloat);
+    torch::Tensor person =
+        DeterministicTensor("target_person", {n}) < -0.5;  // a quarter
+    torch::Tensor cls =
+        torch::where(person, torch::zeros({n}, torch::kLong),
+                     DeterministicIntegers("target_classes", {n}, 1, kClasses));
+    // log-uniform in [0.02, 0.6]
+    const double lo = std::log(0.02), hi = std::log(0.6);
+    torch::Tensor wh = torch::exp(
+        lo + (hi - lo) * (DeterministicTensor("target_wh", {n, 2}) + 1) / 2);
+    torch::Tensor xy =
+        wh / 2 + (1 - wh) * (DeterministicTensor("target_xy", {n, 2}) + 1) / 2;
+    targets_ =
+        torch::cat(
+            {image.unsqueeze(1), cls.unsqueeze(1).to(torch::kFloat), xy, wh}, 1)
+            .to(device);
+  }
+
+  // ModelEMA(model): a copy of the state, zero updates.
+  void ResetEma() {
+    if (mode_ != Mode::kTrain) return;
+    ema_.clear();
+    for (const torch::Tensor& t : FloatingState(*net_)) {
+      ema_.push_back(t.detach().clone());
+    }
+    ema_updates_ = 0;
+  }
+
+  // ModelEMA.update: v = d * v + (1 - d) * model's, with the decay ramp.
+  void UpdateEma() {
+    torch::NoGradGuard no_grad;
+    ++ema_updates_;
+    const double d =
+        kEmaDecay * (1 - std::exp(-static_cast<double>(ema_updates_) / 2000));
+    const std::vector<torch::Tensor> state = FloatingState(*net_);
+    for (size_t k = 0; k < state.size(); ++k) {
+      ema_[k].mul_(d);
+      ema_[k].add_((1.0 - d) * state[k].detach());
+    }
+  }
+
+  // Model.eval(): forward and non_max_suppression, whose detections the
+  // reference drops. Returns the inference boxes (its out[0]).
+  torch::Tensor EvalStep(std::map<std::string, torch::Tensor>* golden) {
+    auto [p, io] = net_->forward(images_);
+    std::vector<torch::Tensor> detections = NonMaxSuppression(io, float_dtype_);
+    if (golden != nullptr) {
+      (*golden)["eval_output"] = io.clone();
+      for (size_t i = 0; i < p.size(); ++i) {
+        (*golden)["eval_p." + std::to_string(i)] = p[i].clone();
+      }
+      for (size_t i = 0; i < detections.size(); ++i) {
+        (*golden)["eval_detections." + std::to_string(i)] =
+            detections[i].defined() ? detections[i].clone()
+                                    : torch::zeros({0, 6});
+      }
+    }
+    return io;
+  }
+
+  // Model.train(): batch ni = 0 of the burn-in (the file's header says
+  // why every call is). With `golden` set, records the maps, the loss items
+  // and the edge gradients before the step. Returns the scaled loss (the
+  // reference returns its zero results).
+  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* golden) {
+    constexpr double ni = 0;
+    const double gr = Interp(ni, 0, kBurnIn, 0.0, 1.0);
+    const int64_t accumulate = std::max<int64_t>(
+        1, std::llround(Interp(ni, 0, kBurnIn, 1, 64.0 / images_.size(0))));
+    auto& groups = optimizer_->param_groups();
+    for (size_t j = 0; j < groups.size(); ++j) {
+      // Bias lr falls from 0.1 to lr0, the others rise from 0 (lf(0) = 1).
+      groups[j].lr =
+          Interp(ni, 0, kBurnIn, j == 2 ? kBurnInStartBiasLr : 0.0, kLr0);
+      groups[j].weight_decay =
+          Interp(ni, 0, kBurnIn, 0.0, j == 1 ? kWeightDecay : 0.0);
+    }
+    net_->train();
+    torch::Tensor imgs = (images_.to(float_dtype_) / 255.0).to(input_dtype_);
+    auto [p, unused] = net_->forward(imgs);
+    auto [loss, items] = ComputeLoss(*net_, p, targets_, gr, float_dtype_);
+    loss = loss * (static_cast<double>(images_.size(0)) / 64);
+    Backward(loss);
+    if (golden != nullptr) {
+      for (size_t i = 0; i < p.size(); ++i) {
+        (*golden)["output." + std::to_string(i)] = p[i].detach().clone();
+      }
+      const char* keys[] = {"loss.giou", "loss.obj", "loss.cls", "loss"};
+      for (int64_t i = 0; i < 4; ++i) (*golden)[keys[i]] = items[i].clone();
+      RecordEdges(*net_, "grad:", golden, /*gradients=*/true);
+    }
+    if (static_cast<int64_t>(ni) % accumulate == 0) {
+      optimizer_->Step();
+      optimizer_->ZeroGrad();
+      UpdateEma();
+    }
+    return loss.detach();
+  }
+
+  Mode mode_;
+  // The dtype of the reference's .float() casts and ft() accumulators:
+  // float32, float64 only in the golden check (as its adapter makes them).
+  torch::ScalarType float_dtype_ = torch::kFloat;
+  torch::ScalarType input_dtype_;  // config.dtype(): the network's input
+  Darknet net_{nullptr};
+  torch::Tensor images_;   // Eval: floats; Train: uint8, as loaded
+  torch::Tensor targets_;  // Train: (n, 6) image, class, xywh (float32)
+  std::unique_ptr<optim::Sgd> optimizer_;
+  std::vector<torch::Tensor> ema_;  // ModelEMA's copy, FloatingState order
+  int64_t ema_updates_ = 0;
+};
+
+ModelSpec Spec() {
+  ModelSpec spec;
+  spec.name = "yolov3";
+  spec.domain = "vision";
+  spec.task = "object detection";
+  spec.reference = "TorchBench yolov3 (ultralytics YOLOv3-SPP, yolov3-spp.cfg)";
+  spec.train_batch_size = 16;  // DEFAULT_TRAIN_BSIZE
+  spec.eval_batch_size = 8;    // DEFAULT_EVAL_BSIZE
+  // DEFAULT_EVAL_CUDA_PRECISION = "amp".
+  spec.default_cuda_eval_precision = Precision::kAmpFp16;
+  // The reference Model has no enable_channels_last().
+  spec.supports_channels_last = false;
+  // Darknet(cfg/yolov3-spp.cfg) from the reference's yolo_models.py (torch
+  // 2.14.1), counted in Python (sum(p.numel() ...) over parameters() and
+  // over buffers(): 72 BatchNorms' running statistics and
+  // num_batches_tracked; YOLOLayer's anchors are plain attributes).
+  spec.reference_parameters = 62998749;
+  spec.reference_buffers = 53705;
+  // eval() and two train() calls of the reference's own code on filled
+  // weights and inputs at 64x96 / 64x64, in float64.
+  spec.golden_file = "yolov3.golden";
+  return spec;
+}
+
+}  // namespace
+
+TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<Yolov3>());
+
+}  // namespace yolov3_model
+}  // namespace torchbench
