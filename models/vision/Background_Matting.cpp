@@ -9,59 +9,49 @@
 // MultiscaleDiscriminator with num_D 1 (one PatchGAN of 4x4 convolutions
 // padded by 2, InstanceNorm) with conv_init.
 //
-// One Train call is Model.train(): its loop over one batch (num_of_batches
-// 1): netB's alpha and foreground on (image, bg, seg, multi_fr); masks
-// alpha_sup > -0.98 and seg_gt > 0.95; netG's outputs; al_loss (normalised
-// L1 to alpha_sup plus 0.5 x the Sobel alpha-gradient loss), fg_loss (masked
-// normalised L1 to fg_sup), comp_loss (composite on bg vs image, mask seg_gt);
-// a permuted bg, replaced by back_rnd when random_sample() > 0.5;
-// compose_image_withshift (each sample's alpha and foreground, with the image
-// where alpha > 0.95, rolled horizontally by randint(10 - y1, W - y2 - 10)
-// from its guide's column extent, composited on that background, detached as
-// the reference's Variable() does); the LSGAN loss of netD on it; lossG =
-// ganG + 0.05 (comp + al + fg) (wt = 1); optimizerG.zero_grad(),
-// lossG.backward() (which also fills netD's gradients), Adam(lr 1e-4) step;
-// netD on the shifted composite and on the image, lossD = (real + fake) / 2;
-// since i % 5 == 0 at i = 0, optimizerD.zero_grad(), backward, Adam(lr 1e-5)
-// step; and the eight losses read to the host, as its tensorboardX
-// add_scalar calls do. netG's model_enc_multi runs but its output is unused
-// (the reference's comb_multi takes cat(img_feat, back_feat)), so its
-// parameters get no gradient and Adam skips them, as in the reference. Eval
-// raises NotImplementedError in the reference: this port registers Train
-// only.
+// One Train call is Model.train() on its one batch (num_of_batches 1):
+// netB's alpha and foreground; masks alpha_sup > -0.98 and seg_gt > 0.95;
+// netG's outputs; al_loss (normalised L1 to alpha_sup + 0.5 x the Sobel
+// alpha-gradient loss), fg_loss, comp_loss; bg permuted, or back_rnd when
+// random_sample() > 0.5; compose_image_withshift (detached, as its
+// Variable() does); netD's LSGAN loss on it; lossG = ganG + 0.05 (comp + al +
+// fg); zero_grad, backward (which also fills netD's gradients), Adam(lr
+// 1e-4) step of netG; lossD = (real + fake) / 2 on the shifted composite and
+// the image; as i % 5 == 0 at i = 0, zero_grad, backward, Adam(lr 1e-5) step
+// of netD; the eight losses read to the host, as its tensorboardX add_scalar
+// calls do. netG's model_enc_multi runs but its output is unused (the
+// reference's comb_multi takes cat(img_feat, back_feat)), so its parameters
+// get no gradient and Adam skips them, as in the reference. eval() raises
+// NotImplementedError: this port registers Train only.
 //
-// Inputs: the reference reads Background_Matting_inputs.tar.gz (absent from
-// the checkout: an LFS pointer) through VideoData: 512x512 crops around the
-// person, to_tensor's 2 x / 255 - 1 of 8-bit images. Here one batch (the
-// reference prefetches its loader and trains on the first batch only) is
-// synthetic and deterministic, made after the networks from LibTorch's
-// generator, all values on the 8-bit grid in [-1, 1]: per sample an
-// upright ellipse for the person (centre row 0.45..0.6 H, column
-// 0.4..0.6 W, semi-axes 0.3..0.4 H and 0.14..0.18 W); seg-gt is its hard
-// mask (+1 inside, -1 outside, as a 0/255 segmentation); seg, the guide
-// create_seg_guide makes by eroding, dilating and blurring that mask
-// (Gaussian 21..41 px at 512), is a soft ellipse 0.9..1.1 times as large
-// with a smooth edge; fg, bg and back-rnd are U(-1, 1); image is the
-// seg-gt composite of fg on bg; multi_fr's four frames are image's
-// grayscale (cv2 BGR2GRAY on RGB arrays, as the reference) with U(-0.05,
-// 0.05) noise each.
+// Inputs: the reference reads Background_Matting_inputs.tar.gz (an LFS
+// pointer in the checkout) through VideoData: 512x512 crops around the
+// person, to_tensor's 2 x / 255 - 1 of 8-bit images; it trains on the first
+// prefetched batch only. Here that batch is synthetic and deterministic,
+// drawn after the networks from LibTorch's generator, on the 8-bit grid in
+// [-1, 1]: per sample an upright ellipse for the person (centre row
+// 0.45..0.6 H, column 0.4..0.6 W, semi-axes 0.3..0.4 H and 0.14..0.18 W);
+// seg-gt its hard mask (+1 inside, -1 outside, as a 0/255 segmentation);
+// seg, the guide create_seg_guide erodes, dilates and blurs (Gaussian
+// 21..41 px at 512) from it, a soft ellipse 0.9..1.1 times as large; fg, bg
+// and back-rnd U(-1, 1); image the seg-gt composite of fg on bg; multi_fr
+// four frames of image's grayscale (cv2 BGR2GRAY on RGB arrays, as the
+// reference) plus U(-0.05, 0.05) noise each.
 //
-// The random draws (np.random.permutation, random_sample, randint) come
-// from a host Mersenne Twister seeded once from LibTorch's generator, so
-// the values differ from numpy's; the golden check fills them on both sides.
+// The numpy draws (permutation, random_sample, randint) come from a host
+// Mersenne Twister seeded once from LibTorch's generator, so the values
+// differ from numpy's; the golden check fills them on both sides.
 //
 // Differences from the reference:
 //  - The torch.save of netG, netD and both optimizers' state at the end of
-//    each call (epoch 0 % 2 == 0) and the tensorboardX event writes are not
-//    ported (disk I/O); the loss reads to the host that add_scalar makes
-//    are.
-//  - Model.__init__'s _maybe_trace (one forward of netB and netG on the
-//    batch) is not run: its only lasting effect is one update of netG's
-//    BatchNorm running statistics, which train-mode forwards never read.
+//    each call and the tensorboardX event writes are not ported (disk I/O);
+//    the loss reads to the host that add_scalar makes are.
+//  - Model.__init__'s _maybe_trace (one forward of netB and netG) is not
+//    run: its only lasting effect is one update of netG's BatchNorm running
+//    statistics, which train-mode forwards never read.
 //  - image_sh, mask0, the GAN labels and the Sobel filters are made in the
-//    inputs' dtype (the reference makes them float32, so its fp16 path
-//    fails at netD(image_sh)); the masks stay float32 as its
-//    .type(torch.FloatTensor).
+//    inputs' dtype (the reference's float32 ones make its fp16 path fail at
+//    netD(image_sh)); the masks stay float32, as .type(torch.FloatTensor).
 //
 // With ModelConfig::small_inputs the images are 48x48 instead of 512x512
 // (same layers; the shift range stays non-empty): a full-size Train call is
@@ -85,6 +75,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -136,16 +127,21 @@ nn::Upsample Upsample2() {
                           .align_corners(true));
 }
 
+// Appends conv, BatchNorm2d (of the conv's output channels), ReLU.
+void PushConvBnRelu(nn::Sequential& s, nn::Conv2d conv) {
+  const int64_t out = conv->options.out_channels();
+  s->push_back(conv);
+  s->push_back(nn::BatchNorm2d(out));
+  s->push_back(Relu());
+}
+
 // An encoder: reflection pad 3, 7x7 convolution to ngf, then `downsamplings`
 // stride-2 3x3 convolutions doubling the channels, each with BatchNorm, ReLU.
 nn::Sequential Encoder(int64_t input_nc, int downsamplings) {
-  nn::Sequential s(nn::ReflectionPad2d(3), Conv(input_nc, kNgf, 7, 1, 0, true),
-                   nn::BatchNorm2d(kNgf), Relu());
+  nn::Sequential s(nn::ReflectionPad2d(3));
+  PushConvBnRelu(s, Conv(input_nc, kNgf, 7, 1, 0, true));
   for (int i = 0; i < downsamplings; ++i) {
-    const int64_t c = kNgf << i;
-    s->push_back(Conv(c, c * 2, 3, 2, 1, true));
-    s->push_back(nn::BatchNorm2d(c * 2));
-    s->push_back(Relu());
+    PushConvBnRelu(s, Conv(kNgf << i, kNgf << (i + 1), 3, 2, 1, true));
   }
   return s;
 }
@@ -158,17 +154,16 @@ void PushResBlocks(nn::Sequential& s, int n, int64_t dim) {
 
 // A 1x1 combination of image and other features: conv (no bias), BN, ReLU.
 nn::Sequential Combine(int64_t in, int64_t out) {
-  return nn::Sequential(Conv(in, out, 1, 1, 0, false), nn::BatchNorm2d(out),
-                        Relu());
+  nn::Sequential s;
+  PushConvBnRelu(s, Conv(in, out, 1, 1, 0, false));
+  return s;
 }
 
 // An upsampling stage: bilinear x2 (align_corners), 3x3 convolution, BN,
 // ReLU.
 void PushUp(nn::Sequential& s, int64_t in, int64_t out) {
   s->push_back(Upsample2());
-  s->push_back(Conv(in, out, 3, 1, 1, true));
-  s->push_back(nn::BatchNorm2d(out));
-  s->push_back(Relu());
+  PushConvBnRelu(s, Conv(in, out, 3, 1, 1, true));
 }
 
 // networks.py's ResnetConditionHR(input_nc=(3, 3, 1, 4), output_nc=4),
@@ -178,17 +173,17 @@ class ResnetConditionHRImpl : public nn::Module {
   ResnetConditionHRImpl() {
     constexpr int64_t kFeat = kNgf * 4;  // 256 channels at H/4
     model_enc1 = register_module("model_enc1", Encoder(3, 1));
-    model_enc2 = register_module(
-        "model_enc2", nn::Sequential(Conv(kNgf * 2, kFeat, 3, 2, 1, true),
-                                     nn::BatchNorm2d(kFeat), Relu()));
+    nn::Sequential enc2;
+    PushConvBnRelu(enc2, Conv(kNgf * 2, kFeat, 3, 2, 1, true));
+    model_enc2 = register_module("model_enc2", enc2);
     model_enc_back = register_module("model_enc_back", Encoder(3, 2));
     model_enc_seg = register_module("model_enc_seg", Encoder(1, 2));
     model_enc_multi = register_module("model_enc_multi", Encoder(4, 2));
     comb_back = register_module("comb_back", Combine(kFeat * 2, kNfPart));
     comb_seg = register_module("comb_seg", Combine(kFeat * 2, kNfPart));
     comb_multi = register_module("comb_multi", Combine(kFeat * 2, kNfPart));
-    nn::Sequential res_dec(Conv(kFeat + 3 * kNfPart, kFeat, 1, 1, 0, false),
-                           nn::BatchNorm2d(kFeat), Relu());
+    nn::Sequential res_dec;
+    PushConvBnRelu(res_dec, Conv(kFeat + 3 * kNfPart, kFeat, 1, 1, 0, false));
     PushResBlocks(res_dec, kBlocks1, kFeat);
     model_res_dec = register_module("model_res_dec", res_dec);
     nn::Sequential res_dec_al, res_dec_fg;
@@ -308,19 +303,16 @@ class Draws {
             torch::randint(int64_t{1} << 62, {1}, torch::kLong)
                 .item<int64_t>())) {}
 
-  // np.random.permutation(n).
-  std::vector<int64_t> Permutation(int64_t n) {
-    std::vector<int64_t> out(n);
+  // np.random.permutation(n), as an int64 CPU tensor.
+  torch::Tensor Permutation(int64_t n) {
     if (filled_) {
-      const torch::Tensor order =
-          torch::argsort(DeterministicTensor("draw.perm", {n}), /*stable=*/true,
-                         /*dim=*/0, /*descending=*/false);
-      for (int64_t i = 0; i < n; ++i) out[i] = order[i].item<int64_t>();
-      return out;
+      return torch::argsort(DeterministicTensor("draw.perm", {n}),
+                            /*stable=*/true, /*dim=*/0, /*descending=*/false);
     }
-    for (int64_t i = 0; i < n; ++i) out[i] = i;
+    std::vector<int64_t> out(n);
+    std::iota(out.begin(), out.end(), 0);
     std::shuffle(out.begin(), out.end(), engine_);
-    return out;
+    return torch::tensor(out, torch::kLong);
   }
   // np.random.random_sample().
   double Uniform() {
@@ -375,16 +367,13 @@ torch::Tensor AlphaGradientLoss(const torch::Tensor& alpha,
                                 const torch::Tensor& alpha_pred,
                                 const torch::Tensor& mask) {
   // Made on the host and copied each call, as the reference does.
-  const torch::Tensor fx =
+  // fy is fx transposed.
+  const torch::Tensor sobel =
       torch::tensor({1., 0., -1., 2., 0., -2., 1., 0., -1.},
                     torch::dtype(alpha.scalar_type()))
-          .view({1, 1, 3, 3})
-          .to(alpha.device());
-  const torch::Tensor fy =
-      torch::tensor({1., 2., 1., 0., 0., 0., -1., -2., -1.},
-                    torch::dtype(alpha.scalar_type()))
-          .view({1, 1, 3, 3})
-          .to(alpha.device());
+          .view({3, 3});
+  const torch::Tensor fx = sobel.view({1, 1, 3, 3}).to(alpha.device());
+  const torch::Tensor fy = sobel.t().reshape({1, 1, 3, 3}).to(alpha.device());
   const auto conv = F::Conv2dFuncOptions().padding(1);
   return NormalizedL1(F::conv2d(alpha, fx, conv),
                       F::conv2d(alpha_pred, fx, conv), mask) +
@@ -460,9 +449,7 @@ Batch SyntheticBatch(int64_t b, int64_t size,
   const torch::Tensor r =
       torch::sqrt(((pos.view({1, 1, size, 1}) - centre_y) / radius_y).square() +
                   ((pos.view({1, 1, 1, size}) - centre_x) / radius_x).square());
-  Batch batch;
   const torch::Tensor inside = (r < 1).to(torch::kFloat);
-  const torch::Tensor seg_gt = inside * 2 - 1;
   const torch::Tensor seg =
       grid(2 * torch::sigmoid((1 - r / guide_scale) / 0.05) - 1);
   const torch::Tensor fg = grid(uniform(3));
@@ -474,13 +461,12 @@ Batch SyntheticBatch(int64_t b, int64_t size,
                              0.299 * image.select(1, 2);
   const torch::Tensor multi_fr =
       grid(gray.unsqueeze(1) + (torch::rand({b, 4, size, size}) - 0.5) * 0.1);
-  batch.bg = bg.to(options);
-  batch.image = image.to(options);
-  batch.seg = seg.to(options);
-  batch.multi_fr = multi_fr.to(options);
-  batch.seg_gt = seg_gt.to(options);
-  batch.back_rnd = back_rnd.to(options);
-  return batch;
+  return {bg.to(options),
+          image.to(options),
+          seg.to(options),
+          multi_fr.to(options),
+          (inside * 2 - 1).to(options),
+          back_rnd.to(options)};
 }
 
 using Golden = std::map<std::string, torch::Tensor>;
@@ -557,9 +543,8 @@ class BackgroundMatting final : public Model {
     const torch::Tensor comp_loss =
         ComposeLoss(d.image, alpha_pred, fg_pred, d.bg, mask1);
 
-    const std::vector<int64_t> perm = draws_.Permutation(d.bg.size(0));
     torch::Tensor bg_sh = d.bg.index_select(
-        0, torch::tensor(perm, torch::kLong).to(d.bg.device()));
+        0, draws_.Permutation(d.bg.size(0)).to(d.bg.device()));
     const torch::Tensor al_mask = (alpha_pred > 0.95).to(torch::kFloat);
     if (draws_.Uniform() > 0.5) bg_sh = d.back_rnd;
     const torch::Tensor image_sh = ComposeWithShift(
