@@ -134,8 +134,11 @@ def compute(root):
                 return io.StringIO("")
             return builtins.open(path, mode, *args, **kwargs)
 
+        def video_data(**kwargs):
+            return [{k: v[0].float() for k, v in inputs().items()}]
+
         patched = {"_create_data_dir": lambda: pathlib.Path(tmp), "open": fake_open,
-                   "VideoData": lambda **kwargs: [{k: v[0].float() for k, v in inputs().items()}], "SummaryWriter": _Writer}
+                   "VideoData": video_data, "SummaryWriter": _Writer}
         saved = {k: getattr(package, k, None) for k in patched}
         for k, v in patched.items():
             setattr(package, k, v)
