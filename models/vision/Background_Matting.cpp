@@ -634,6 +634,11 @@ ModelSpec BackgroundMattingSpec() {
   spec.reference_parameters = 2 * 17908420 + 2764737;
   spec.reference_buffers = 2 * 18606;
   spec.golden_file = "Background_Matting.golden";
+  spec.skip_cpu_fp16_test_modes = {Mode::kTrain};
+  spec.skip_cpu_fp16_test_reason =
+      "an fp16 and an amp_fp16 Train step at 48x48 took 267 s together on "
+      "one core (LibTorch's fp16 convolutions without fp16 matrix units); "
+      "bf16 and amp_bf16 Train run in CI";
   return spec;
 }
 
