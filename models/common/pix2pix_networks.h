@@ -10,6 +10,11 @@
 //   ResnetGenerator  resnet_6blocks / resnet_9blocks, reflection padding
 //   NLayerDiscriminator  the PatchGAN ('basic' is n_layers 3)
 //
+// Background_Matting's networks.py copies ResnetBlock (with BatchNorm2d:
+// ResnetBlock(dim, BlockNorm::kBatch)) and NLayerDiscriminator (with 4x4
+// convolutions padded by ceil(3 / 2) = 2 instead of 1: PatchGanLayers(...,
+// 2), which its MultiscaleDiscriminator registers as `layer0`).
+//
 // pytorch_stargan's residual generator differs (zero padding, affine
 // InstanceNorm with running statistics, 4x4 transposed convolutions), so it
 // keeps its own blocks.
@@ -18,6 +23,7 @@
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/instancenorm.h>
@@ -50,17 +56,27 @@ inline torch::nn::ReLU PixRelu() {
   return torch::nn::ReLU(torch::nn::ReLUOptions().inplace(true));
 }
 
+// The norm_layer a ResnetBlock is built with: InstanceNorm as above, or
+// BatchNorm2d with its defaults (affine, running statistics).
+enum class BlockNorm { kInstance, kBatch };
+
 // ResnetBlock with padding_type 'reflect' and no dropout (CycleGAN sets
 // no_dropout): x + conv_block(x).
 class ResnetBlockImpl : public torch::nn::Module {
  public:
-  explicit ResnetBlockImpl(int64_t dim) {
-    conv_block_ = register_module(
-        "conv_block",
-        torch::nn::Sequential(torch::nn::ReflectionPad2d(1),
-                              PixConv(dim, dim, 3, 1, 0), InstanceNorm(dim),
-                              PixRelu(), torch::nn::ReflectionPad2d(1),
-                              PixConv(dim, dim, 3, 1, 0), InstanceNorm(dim)));
+  explicit ResnetBlockImpl(int64_t dim, BlockNorm norm = BlockNorm::kInstance) {
+    torch::nn::Sequential block;
+    for (int i = 0; i < 2; ++i) {
+      block->push_back(torch::nn::ReflectionPad2d(1));
+      block->push_back(PixConv(dim, dim, 3, 1, 0));
+      if (norm == BlockNorm::kBatch) {
+        block->push_back(torch::nn::BatchNorm2d(dim));
+      } else {
+        block->push_back(InstanceNorm(dim));
+      }
+      if (i == 0) block->push_back(PixRelu());
+    }
+    conv_block_ = register_module("conv_block", block);
   }
 
   torch::Tensor forward(const torch::Tensor& x) {
@@ -116,28 +132,35 @@ class ResnetGeneratorImpl : public torch::nn::Module {
 };
 TORCH_MODULE(ResnetGenerator);
 
-// NLayerDiscriminator: a PatchGAN of 4x4 convolutions with LeakyReLU(0.2),
-// n_layers stride-2 stages (channels doubling up to 8*ndf), one stride-1
-// stage and a 1-channel stride-1 prediction map.
+// The PatchGAN's layers: 4x4 convolutions (each padded by `padding`) with
+// LeakyReLU(0.2), n_layers stride-2 stages (channels doubling up to 8*ndf),
+// one stride-1 stage and a 1-channel stride-1 prediction map.
+inline torch::nn::Sequential PatchGanLayers(int64_t input_nc, int64_t ndf,
+                                            int n_layers, int64_t padding) {
+  auto leaky = [] {
+    return torch::nn::LeakyReLU(
+        torch::nn::LeakyReLUOptions().negative_slope(0.2).inplace(true));
+  };
+  torch::nn::Sequential layers(PixConv(input_nc, ndf, 4, 2, padding), leaky());
+  int64_t mult = 1;
+  for (int n = 1; n <= n_layers; ++n) {
+    const int64_t prev = mult;
+    mult = std::min<int64_t>(int64_t{1} << n, 8);
+    layers->push_back(
+        PixConv(ndf * prev, ndf * mult, 4, n < n_layers ? 2 : 1, padding));
+    layers->push_back(InstanceNorm(ndf * mult));
+    layers->push_back(leaky());
+  }
+  layers->push_back(PixConv(ndf * mult, 1, 4, 1, padding));
+  return layers;
+}
+
+// NLayerDiscriminator: PatchGanLayers (padding 1) as one Sequential `model`.
 class NLayerDiscriminatorImpl : public torch::nn::Module {
  public:
   NLayerDiscriminatorImpl(int64_t input_nc, int64_t ndf, int n_layers) {
-    auto leaky = [] {
-      return torch::nn::LeakyReLU(
-          torch::nn::LeakyReLUOptions().negative_slope(0.2).inplace(true));
-    };
-    torch::nn::Sequential layers(PixConv(input_nc, ndf, 4, 2, 1), leaky());
-    int64_t mult = 1;
-    for (int n = 1; n <= n_layers; ++n) {
-      const int64_t prev = mult;
-      mult = std::min<int64_t>(int64_t{1} << n, 8);
-      layers->push_back(
-          PixConv(ndf * prev, ndf * mult, 4, n < n_layers ? 2 : 1, 1));
-      layers->push_back(InstanceNorm(ndf * mult));
-      layers->push_back(leaky());
-    }
-    layers->push_back(PixConv(ndf * mult, 1, 4, 1, 1));
-    model_ = register_module("model", layers);
+    model_ =
+        register_module("model", PatchGanLayers(input_nc, ndf, n_layers, 1));
   }
 
   torch::Tensor forward(const torch::Tensor& x) { return model_->forward(x); }
