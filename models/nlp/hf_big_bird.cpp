@@ -166,9 +166,9 @@ class BigBirdLayerImpl : public torch::nn::Module {
     cast.band = masks.band.to(x.scalar_type());
     cast.from = masks.from.to(x.scalar_type());
     cast.to = masks.to.to(x.scalar_type());
-    return big_bird::BlockSparseAttention(
-               split(query_(x)), split(key_(x)),
-               split(value_(x)), cast, rand_attn, block_)
+    return big_bird::BlockSparseAttention(split(query_(x)), split(key_(x)),
+                                          split(value_(x)), cast, rand_attn,
+                                          block_)
         .contiguous()
         .view({batch, length, -1});
   }
@@ -181,8 +181,7 @@ class BigBirdLayerImpl : public torch::nn::Module {
     const torch::Tensor v = hf::SplitHeads(value_(x), heads_);
     torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2)) /
                            std::sqrt(static_cast<double>(q.size(-1)));
-    const torch::Tensor probs =
-        attention_dropout_(torch::softmax(scores, -1));
+    const torch::Tensor probs = attention_dropout_(torch::softmax(scores, -1));
     return hf::MergeHeads(torch::matmul(probs, v));
   }
 

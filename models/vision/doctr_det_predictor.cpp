@@ -186,7 +186,8 @@ class DBNetImpl : public torch::nn::Module {
   DBNetImpl()
       : feat_extractor_(register_module(
             "feat_extractor",
-            torchvision_resnet::ResNet(torchvision_resnet::ResNetOptions().features_only(true)))),
+            torchvision_resnet::ResNet(
+                torchvision_resnet::ResNetOptions().features_only(true)))),
         // The stages' channels, which doctr measures with a forward.
         fpn_(register_module(
             "fpn",
