@@ -402,7 +402,17 @@ class QatClassifier final : public Model {
 
 }  // namespace
 
-void AddPrecisionLimits(ModelSpec& spec) {
+ModelSpec QatClassifierSpec(const std::string& network, int64_t batch_size) {
+  ModelSpec spec;
+  spec.name = network + "_quantized_qat";
+  spec.domain = "vision";
+  spec.task = "image classification";
+  spec.reference = "torchvision " + network +
+                   " + torch.ao FX QAT (prepare_qat_fx, fbgemm) and convert_fx";
+  spec.train_batch_size = batch_size;
+  spec.eval_batch_size = batch_size;  // Eval runs one image whatever it is.
+  spec.test_batch_size = 2;
+  spec.golden_file = spec.name + ".golden";
   const std::string train_reason =
       "the fake-quant kernel (fused_moving_avg_obs_fake_quant) takes float32 "
       "only, in the reference too";
@@ -415,6 +425,7 @@ void AddPrecisionLimits(ModelSpec& spec) {
     spec.unsupported_precisions.push_back(
         {.precision = p, .reason = eval_reason, .mode = Mode::kEval});
   }
+  return spec;
 }
 
 ModelFactory MakeQatClassifier(QatClassifierOptions options) {

@@ -25,6 +25,35 @@
 //                 (quantized::conv2d_prepack + conv2d / conv2d_relu,
 //                 linear_prepack + linear, add / add_relu) on weights folded
 //                 and quantized as convert_fx quantizes them.
+//
+// Mechanisms, all LibTorch's own kernels (the ones Python's torch runs):
+// Train: aten::fused_moving_avg_obs_fake_quant (observer update, qparams,
+// fake-quant, and its straight-through gradient) and ATen conv /
+// batch_norm / linear. Eval: torch::quantize_per_tensor /
+// quantize_per_channel, quantized::{conv2d_prepack, conv2d.new,
+// conv2d_relu.new, linear_prepack, linear, add, add_relu} called boxed
+// through c10::Dispatcher, and the QuantizedCPU kernels of max_pool2d,
+// adaptive_avg_pool2d, hardtanh_ (ReLU6), flatten and dequantize, on
+// LibTorch's default quantized engine (x86: fbgemm / oneDNN), Python's
+// default too. Observer qparams (calculate_qparams) are recomputed with the
+// same tensor ops as torch/ao/quantization/observer.py.
+//
+// Differences from the reference, all outside the numbers (the golden
+// files, made from torch's own prepare_qat_fx / convert_fx, match bit for
+// bit on one thread):
+//   - no FX: each model writes the prepared and the converted graph out by
+//     hand, from what prepare_qat_fx / convert_fx produce in torch 2.14.1
+//     (a torch that placed fake-quants differently needs the files updated);
+//   - a fake-quant prepare_qat_fx shares under several names is registered
+//     under the first only (buffers() counts it once in Python too; Python's
+//     state_dict lists it under each name);
+//   - convert observes the folded weights with a copy of each weight
+//     fake-quant, where convert_fx updates the prepared model's (TorchBench
+//     discards the prepared model, so nothing reads it again);
+//   - the int8 model is a function over packed weights, not a module:
+//     module() is the prepared model, as what TorchBench counts;
+//   - the Train labels come from LibTorch's generator (random_, as in
+//     Python, but not Python's stream).
 #ifndef TORCHBENCH_MODELS_COMMON_FX_QAT_H_
 #define TORCHBENCH_MODELS_COMMON_FX_QAT_H_
 
@@ -201,11 +230,14 @@ struct QatClassifierOptions {
 };
 ModelFactory MakeQatClassifier(QatClassifierOptions options);
 
-// Marks fp16, bf16, amp_fp16 and amp_bf16 unsupported in both modes: the
-// fake-quant kernel takes float32 only (the reference fails the same way:
-// "expected scalar type Float but found BFloat16", measured with torch
-// 2.14.1), and the int8 Eval model has no floating-point compute to lower.
-void AddPrecisionLimits(ModelSpec& spec);
+// The spec both *_quantized_qat models share: "<network>_quantized_qat",
+// DEFAULT_TRAIN_BSIZE = DEFAULT_EVAL_BSIZE = batch_size, the golden file
+// "<name>.golden", and fp16, bf16, amp_fp16 and amp_bf16 unsupported in both
+// modes: the fake-quant kernel takes float32 only (the reference fails the
+// same way: "expected scalar type Float but found BFloat16", measured with
+// torch 2.14.1), and the int8 Eval model has no floating-point compute to
+// lower. The model sets the reference's counts.
+ModelSpec QatClassifierSpec(const std::string& network, int64_t batch_size);
 
 }  // namespace torchbench::fx_qat
 
