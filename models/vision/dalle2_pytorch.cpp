@@ -277,7 +277,8 @@ TORCH_MODULE(Dalle2);
 
 class Dalle2Pytorch final : public Model {
  public:
-  explicit Dalle2Pytorch(const ModelConfig& config) : mode_(config.mode) {
+  explicit Dalle2Pytorch(const ModelConfig& config)
+      : mode_(config.mode), rng_(config.seed) {
     const int64_t text_len = config.small_inputs ? kSmallTextLen : kTextLen;
     const int64_t size = config.small_inputs ? kSmallImageSize : kImageSize;
     model_ = Dalle2();

@@ -1,4 +1,4 @@
-// DALLE2_pytorch, part 2: the library's randomness, noise schedule, layers
+// DALLE2_pytorch, part 2: the library's noise schedule, layers
 // shared with the Unet (LayerNorm, Attention) and the DiffusionPrior with its
 // causal transformer (dim 512, depth 6, rotary embeddings). Included by
 // dalle2_pytorch.cpp only, after dalle2_pytorch_clip.h.
@@ -16,68 +16,19 @@
 #include <torch/types.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "torchbench/deterministic_fill.h"
 #include "vision/dalle2_pytorch_clip.h"
+#include "vision/dalle2_pytorch_random.h"
 
 namespace torchbench {
 namespace dalle2_pytorch_model {
 namespace {
-
-// The library's random draws. Normally torch's generator, in the
-// reference's order; for the golden check (`golden`) the deterministic fill
-// under the names tools/golden/adapters/DALLE2_pytorch.py gives them:
-// randn.<k> for the k-th randn/randn_like, mask.<k> for the k-th
-// prob_mask_like draw, and the low-resolution blur always on.
-class Randomness {
- public:
-  bool golden = false;
-
-  torch::Tensor Randn(torch::IntArrayRef shape,
-                      const torch::TensorOptions& options) {
-    if (golden) return DeterministicTensor(Next("randn"), shape).to(options);
-    return torch::randn(shape, options);
-  }
-
-  // prob_mask_like((batch,), prob): a bool keep mask.
-  torch::Tensor Mask(int64_t batch, double prob, const torch::Device& device) {
-    const auto opts = torch::TensorOptions().device(device);
-    if (prob == 1) return torch::ones({batch}, opts.dtype(torch::kBool));
-    if (prob == 0) return torch::zeros({batch}, opts.dtype(torch::kBool));
-    if (golden) {
-      return DeterministicTensor(Next("mask"), {batch}, torch::kFloat, 0.5, 0.5)
-                 .to(device) < prob;
-    }
-    return torch::zeros({batch}, opts.dtype(torch::kFloat)).uniform_(0, 1) <
-           prob;
-  }
-
-  // torch.randint(0, timesteps, (batch,)).
-  torch::Tensor Times(int64_t batch, int64_t timesteps,
-                      const torch::Device& device) {
-    if (golden)
-      return torch::zeros({batch}, torch::dtype(torch::kLong).device(device));
-    return torch::randint(0, timesteps, {batch},
-                          torch::dtype(torch::kLong).device(device));
-  }
-
-  // Python's random.random() < p (drawn on the host, as Python does).
-  bool Chance(double p) {
-    if (golden) return true;
-    return torch::rand({1}, torch::kDouble).item<double>() < p;
-  }
-
- private:
-  std::string Next(const std::string& prefix) {
-    return prefix + "." + std::to_string(counts_[prefix]++);
-  }
-  std::map<std::string, int64_t> counts_;
-};
 
 // extract(a, t, x_shape): a[t] shaped (b, 1, ..., 1).
 torch::Tensor Extract(const torch::Tensor& a, const torch::Tensor& t,
