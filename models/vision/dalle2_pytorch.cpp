@@ -317,6 +317,12 @@ class Dalle2Pytorch final : public Model {
 
   torch::nn::Module& module() override { return *model_; }
 
+  // tools/golden/adapters/DALLE2_pytorch.py: train() then eval() of the
+  // filled model at batch 2 on 240x240 images and 24 tokens, decoder
+  // image_sizes (32, 64), with the adapter's deterministic draws. The noise
+  // schedules and rotary frequencies are constants, restored after the fill;
+  // each to_out.weight is scaled by 0.01 (the library zero-initializes it,
+  // and the full fill overflows unet1's learned variance in float32).
   std::map<std::string, torch::Tensor> GoldenOutputs() override {
     Randomness golden;
     golden.golden = true;
