@@ -63,11 +63,12 @@ TEST(Detectron2BackboneTest, ResNet50FpnCountsNamesAndShapes) {
     levels.push_back(f);
   }
 
-  // The R-CNN RPN's anchor generator on these levels.
+  // The R-CNN RPN's anchor generator on these levels (config defaults).
   using Lists = std::vector<std::vector<double>>;
   DefaultAnchorGenerator anchors(Lists{{32}, {64}, {128}, {256}, {512}},
                                  Lists{{0.5, 1.0, 2.0}},
-                                 std::vector<int64_t>{4, 8, 16, 32, 64});
+                                 std::vector<int64_t>{4, 8, 16, 32, 64},
+                                 /*offset=*/0.0);  // ANCHOR_GENERATOR.OFFSET
   EXPECT_EQ(CountElements(*anchors).buffers, 60);
   const auto grid = anchors->forward(levels);
   const std::vector<int64_t> rows = {24960, 6240, 1560, 390, 105};
