@@ -26,19 +26,11 @@
 // DDP and all_gather); this port runs on both.
 //
 // The distributed parts, at world size 1:
-//  - concat_all_gather allocates ones_like(x), all_gathers x into it and
-//    concatenates the one-element list: here the same allocation, copy and
-//    cat, without a process group. The wheel's LibTorch links Gloo
-//    (libtorch_cpu.so exports c10d::ProcessGroupGloo's constructor,
-//    allgather and broadcast) but ships no Gloo headers:
-//    torch/csrc/distributed/c10d/ProcessGroupGloo.hpp compiles only with
-//    USE_C10D_GLOO and includes <gloo/algorithm.h>, <gloo/context.h>,
-//    <gloo/rendezvous/store.h> and <gloo/transport/device.h>, none of which
-//    is under torch/include, so a program built against the wheel cannot
-//    construct a ProcessGroupGloo. NCCL is not used on CUDA either (no
-//    device was available to test it on).
-//  - torch.distributed.broadcast(idx_shuffle, src=0) and get_rank() (0) are
-//    identities.
+//  - concat_all_gather (ones_like(x), all_gather into it, cat) and
+//    torch.distributed.broadcast(idx_shuffle, src=0) go through a real c10d
+//    process group of one (torchbench/process_group.h): Gloo on the CPU,
+//    NCCL on CUDA where the build has it, as init_process_group makes them
+//    for TorchBench's world of one. get_rank() is 0.
 //  - DDP: its construction-time broadcast of parameters and buffers, its
 //    per-forward buffer broadcast (Train only: DDP syncs buffers when grad
 //    is enabled) and its per-backward gradient all-reduce averaged over one
@@ -65,6 +57,7 @@
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
+#include "torchbench/process_group.h"
 #include "torchbench/registry.h"
 
 namespace torchbench {
@@ -84,13 +77,6 @@ constexpr double kTemperature = 0.07;
 constexpr double kLr = 0.03;
 constexpr int64_t kBatchesPerCall = 2;
 constexpr uint64_t kGoldenSeed = 31415;
-
-// concat_all_gather at world size 1 (see the header).
-torch::Tensor ConcatAllGather(const torch::Tensor& tensor) {
-  torch::Tensor gathered = torch::ones_like(tensor);
-  gathered.copy_(tensor);
-  return torch::cat({gathered}, /*dim=*/0);
-}
 
 F::NormalizeFuncOptions L2(int64_t dim) {
   return F::NormalizeFuncOptions().dim(dim);
@@ -123,6 +109,11 @@ class MocoImpl : public torch::nn::Module {
     torch::Tensor labels;  // (N,) zeros
   };
 
+  // The process group the collectives go through (one per instance).
+  void set_process_group(c10::intrusive_ptr<c10d::Backend> group) {
+    group_ = std::move(group);
+  }
+
   Output forward(const torch::Tensor& im_q, const torch::Tensor& im_k) {
     torch::Tensor q = F::normalize(encoder_q_->forward(im_q), L2(1));
     torch::Tensor k;
@@ -145,6 +136,15 @@ class MocoImpl : public torch::nn::Module {
   }
 
  private:
+  // concat_all_gather: [ones_like(x)] * world_size, all_gather, cat.
+  torch::Tensor ConcatAllGather(const torch::Tensor& tensor) {
+    std::vector<std::vector<torch::Tensor>> gathered{
+        {torch::ones_like(tensor)}};
+    std::vector<torch::Tensor> input{tensor};
+    group_->allgather(gathered, input)->wait();
+    return torch::cat(gathered[0], /*dim=*/0);
+  }
+
   // param_k.data = param_k.data * m + param_q.data * (1 - m).
   void MomentumUpdateKeyEncoder() {
     const auto q = encoder_q_->parameters();
@@ -160,10 +160,11 @@ class MocoImpl : public torch::nn::Module {
     torch::Tensor x_gather = ConcatAllGather(x);
     const int64_t batch_size_all = x_gather.size(0);
     const int64_t num_gpus = batch_size_all / batch_size_this;
-    torch::Tensor idx_shuffle =
-        torch::randperm(batch_size_all, torch::kLong).to(x.device());
-    torch::Tensor idx_unshuffle = torch::argsort(idx_shuffle);
-    torch::Tensor idx_this = idx_shuffle.view({num_gpus, -1})[0];
+    std::vector<torch::Tensor> idx_shuffle{
+        torch::randperm(batch_size_all, torch::kLong).to(x.device())};
+    group_->broadcast(idx_shuffle)->wait();  // src=0
+    torch::Tensor idx_unshuffle = torch::argsort(idx_shuffle[0]);
+    torch::Tensor idx_this = idx_shuffle[0].view({num_gpus, -1})[0];
     return {x_gather.index({idx_this}), idx_unshuffle};
   }
 
@@ -191,6 +192,7 @@ class MocoImpl : public torch::nn::Module {
   ResNet encoder_k_;
   torch::Tensor queue_;
   torch::Tensor queue_ptr_;
+  c10::intrusive_ptr<c10d::Backend> group_;
 };
 TORCH_MODULE(Moco);
 
@@ -201,6 +203,9 @@ class MocoBenchmark final : public Model {
     TORCH_CHECK(kQueue % config.batch_size == 0, "MoCo: K=", kQueue,
                 " must be a multiple of the batch size ", config.batch_size);
     moco_->to(config.device);
+    auto group = CreateWorldOfOne(config.device);
+    TORCH_CHECK(group.ok(), "moco: ", group.status().ToString());
+    moco_->set_process_group(*std::move(group));
     optimizer_ = std::make_unique<optim::Sgd>(
         moco_->parameters(),
         optim::SgdOptions{.lr = kLr, .momentum = 0.9, .weight_decay = 1e-4},
