@@ -46,7 +46,8 @@
 // takes its output size from the feature pyramid of the actual input
 // (effdet fixes it from config.image_size; equal for the configured size);
 // Eval leaves the detections on the device (effdet's evaluator copies them
-// to the host with .cpu()).
+// to the host with .cpu()) and, under fp16/bf16, returns them in that dtype
+// (the reference's are float32).
 #include <torch/nn/functional/pooling.h>
 #include <torch/nn/init.h>
 #include <torch/nn/module.h>
@@ -450,7 +451,11 @@ class TimmEfficientDet final : public Model {
   torch::Tensor Step() override {
     // train_epoch() calls model.train(); nothing ever calls model.eval().
     bench_->train();
-    if (config_.mode == Mode::kEval) return EvalStep();
+    if (config_.mode == Mode::kEval) {
+      // effdet's detections are float32 whatever the model's dtype; the
+      // harness wants the main output in that dtype (a (B, 100, 6) cast).
+      return EvalStep().to(images_.scalar_type());
+    }
     return TrainStep(nullptr);
   }
 
