@@ -171,19 +171,21 @@ class TimmEfficientDet final : public Model {
     const int64_t size = image_size_;
     const int64_t content = size * 3 / 4;
     const auto device = config_.device;
-    torch::Tensor pixels = DeterministicTensor("images", {batch, 3, size, size},
-                                               torch::kDouble, 127.5, 127.5);
-    torch::Tensor mean =
-        torch::tensor({0.485 * 255, 0.456 * 255, 0.406 * 255}, torch::kDouble)
-            .view({1, 3, 1, 1});
-    torch::Tensor std =
-        torch::tensor({0.229 * 255, 0.224 * 255, 0.225 * 255}, torch::kDouble)
-            .view({1, 3, 1, 1});
-    torch::Tensor images = (pixels - mean) / std;
+    // Drawn in float32 (float64 for the golden run), as TorchBench's
+    // float32 inputs.
+    const torch::ScalarType draw =
+        dtype == torch::kDouble ? torch::kDouble : torch::kFloat;
+    torch::Tensor images = DeterministicTensor("images", {batch, 3, size, size},
+                                               draw, 127.5, 127.5);
+    const auto channel = torch::TensorOptions().dtype(draw);
+    images
+        .sub_(torch::tensor({0.485 * 255, 0.456 * 255, 0.406 * 255}, channel)
+                  .view({1, 3, 1, 1}))
+        .div_(torch::tensor({0.229 * 255, 0.224 * 255, 0.225 * 255}, channel)
+                  .view({1, 3, 1, 1}));
     images.narrow(2, content, size - content).zero_();
-    images_ = dtype == torch::kDouble
-                  ? images.to(device)
-                  : images.to(torch::kFloat).to(device, config_.dtype());
+    images_ = images.to(
+        device, dtype == torch::kDouble ? torch::kDouble : config_.dtype());
     int64_t total = 0;
     std::vector<int64_t> counts;
     for (int64_t i = 0; i < batch; ++i) {
