@@ -39,6 +39,10 @@
 // DeterministicIntegers. Eval targets: img_scale 1, img_size (640, 480). As
 // in TorchBench's prefetch(), every target tensor is float32.
 //
+// TorchBench runs this model on CUDA only (its __init__ raises elsewhere:
+// effdet's PrefetchLoader calls .cuda()); nothing in the model needs CUDA,
+// so this port runs on the CPU too.
+//
 // small_inputs (CPU tests): 256x256 images (192x256 content), the same code
 // path (every BiFPN resampling exists at both sizes).
 //
