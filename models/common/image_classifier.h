@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/optimizers.h"
 #include "torchbench/amp.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
@@ -161,25 +162,9 @@ ModelFactory MakeTorchVisionClassifier(std::function<Net()> make_net,
 inline std::unique_ptr<optim::Sgd> MakeTimmSgd(
     torch::nn::Module& module, const std::set<std::string>& no_weight_decay,
     OptimizerPath path) {
-  std::vector<torch::Tensor> decay;
-  std::vector<torch::Tensor> no_decay;
-  for (const auto& p : module.named_parameters(/*recurse=*/true)) {
-    if (!p.value().requires_grad()) continue;
-    const std::string& name = p.key();
-    const bool is_bias =
-        name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
-    if (p.value().dim() <= 1 || is_bias || no_weight_decay.count(name) > 0) {
-      no_decay.push_back(p.value());
-    } else {
-      decay.push_back(p.value());
-    }
-  }
   constexpr double kLr = 1e-4;
-  std::vector<optim::ParamGroup> groups = {
-      {.params = std::move(no_decay), .lr = kLr, .weight_decay = 0.0},
-      {.params = std::move(decay), .lr = kLr, .weight_decay = 1e-4}};
   return std::make_unique<optim::Sgd>(
-      std::move(groups),
+      TimmParamGroups(module, no_weight_decay, kLr, /*weight_decay=*/1e-4),
       optim::SgdOptions{.lr = kLr, .momentum = 0.9, .nesterov = true}, path);
 }
 

@@ -7,17 +7,75 @@
 #ifndef TORCHBENCH_MODELS_COMMON_OPTIMIZERS_H_
 #define TORCHBENCH_MODELS_COMMON_OPTIMIZERS_H_
 
+#include <torch/nn/module.h>
 #include <torch/types.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "torchbench/optim.h"
 
 namespace torchbench::common {
+
+// timm's param_groups_weight_decay as create_optimizer_v2 applies it (what
+// common/image_classifier.h's MakeTimmSgd does for TimmModel): a group
+// without weight decay for parameters with at most one dimension, "*.bias"
+// and names in `no_weight_decay`, then a group with `weight_decay`, both
+// at `lr`.
+inline std::vector<optim::ParamGroup> TimmParamGroups(
+    torch::nn::Module& module, const std::set<std::string>& no_weight_decay,
+    double lr, double weight_decay) {
+  std::vector<torch::Tensor> decay;
+  std::vector<torch::Tensor> no_decay;
+  for (const auto& p : module.named_parameters(/*recurse=*/true)) {
+    if (!p.value().requires_grad()) continue;
+    const std::string& name = p.key();
+    const bool is_bias =
+        name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+    if (p.value().dim() <= 1 || is_bias || no_weight_decay.count(name) > 0) {
+      no_decay.push_back(p.value());
+    } else {
+      decay.push_back(p.value());
+    }
+  }
+  return {{.params = std::move(no_decay), .lr = lr, .weight_decay = 0.0},
+          {.params = std::move(decay), .lr = lr, .weight_decay = weight_decay}};
+}
+
+// torch.nn.utils.clip_grad_norm_ as torch 2.14 runs it: per-tensor norms
+// (_foreach_norm where PyTorch has foreach kernels), the clip factor clamped
+// to 1 and multiplied in without reading the norm back (LibTorch's own
+// clip_grad_norm_ returns it as a double, a host sync the reference lacks).
+inline torch::Tensor ClipGradNorm(const std::vector<torch::Tensor>& parameters,
+                                  double max_norm) {
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : parameters) {
+    if (p.grad().defined()) grads.push_back(p.grad());
+  }
+  if (grads.empty()) return {};
+  const bool foreach = grads.front().is_cuda();
+  std::vector<torch::Tensor> norms;
+  if (foreach) {
+    norms = at::_foreach_norm(grads, 2);
+  } else {
+    for (const auto& g : grads) norms.push_back(torch::linalg_vector_norm(g));
+  }
+  torch::Tensor total_norm = torch::linalg_vector_norm(torch::stack(norms));
+  // Python's max_norm / tensor is reciprocal() * max_norm.
+  torch::Tensor clip_coef = (total_norm + 1e-6).reciprocal() * max_norm;
+  torch::Tensor clip_coef_clamped = torch::clamp(clip_coef, std::nullopt, 1.0);
+  if (foreach) {
+    at::_foreach_mul_(grads, clip_coef_clamped);
+  } else {
+    for (auto& g : grads) g.mul_(clip_coef_clamped);
+  }
+  return total_norm;
+}
 
 // The Transformer paper's warm-up schedule, which BERT_pytorch's and
 // attention_is_all_you_need_pytorch's ScheduledOptim and speech_transformer's

@@ -72,6 +72,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/optimizers.h"
 #include "torchbench/amp.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
@@ -298,36 +299,6 @@ torch::Tensor InsideLogPartition(const CfgPotentials& scores,
   return LogDot(torch::stack(top, 1), roots).squeeze(0);
 }
 
-// torch.nn.utils.clip_grad_norm_ as torch 2.14 runs it: per-tensor norms
-// (_foreach_norm where PyTorch has foreach kernels), the clip factor clamped
-// to 1 and multiplied in without reading the norm back (LibTorch's own
-// clip_grad_norm_ returns it as a double, a host sync the reference lacks).
-torch::Tensor ClipGradNorm(const std::vector<torch::Tensor>& parameters,
-                           double max_norm) {
-  std::vector<torch::Tensor> grads;
-  for (const auto& p : parameters) {
-    if (p.grad().defined()) grads.push_back(p.grad());
-  }
-  if (grads.empty()) return {};
-  const bool foreach = grads.front().is_cuda();
-  std::vector<torch::Tensor> norms;
-  if (foreach) {
-    norms = at::_foreach_norm(grads, 2);
-  } else {
-    for (const auto& g : grads) norms.push_back(torch::linalg_vector_norm(g));
-  }
-  torch::Tensor total_norm = torch::linalg_vector_norm(torch::stack(norms));
-  // Python's max_norm / tensor is reciprocal() * max_norm.
-  torch::Tensor clip_coef = (total_norm + 1e-6).reciprocal() * max_norm;
-  torch::Tensor clip_coef_clamped = torch::clamp(clip_coef, std::nullopt, 1.0);
-  if (foreach) {
-    at::_foreach_mul_(grads, clip_coef_clamped);
-  } else {
-    for (auto& g : grads) g.mul_(clip_coef_clamped);
-  }
-  return total_norm;
-}
-
 class PytorchStruct final : public Model {
  public:
   explicit PytorchStruct(const ModelConfig& config) {
@@ -413,7 +384,7 @@ class PytorchStruct final : public Model {
       }
     }
     const torch::Tensor total_norm =
-        ClipGradNorm(model_->parameters(), kMaxGradNorm);
+        common::ClipGradNorm(model_->parameters(), kMaxGradNorm);
     if (golden != nullptr) (*golden)["grad_norm"] = total_norm.detach();
     optimizer_->Step();
     return loss.detach();
