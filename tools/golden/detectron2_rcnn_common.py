@@ -203,3 +203,10 @@ def compute(yaml):
     for n in chosen:
         out[f"after_step:{n}"] = params[n].detach().clone()
     return out
+
+
+def adapter(yaml):
+    """(REFERENCE, MODE, BATCH_SIZE, DTYPE, NOTES, compute) of the adapter for `yaml`."""
+    reference = ("torchbenchmark/util/framework/detectron2/model_factory.py: detectron2 c470ca3"
+                 f" build_model(COCO-Detection/{yaml}), build_optimizer, train(), eval()")
+    return reference, "train", BATCH_SIZE, DTYPE, notes(yaml), lambda root: compute(yaml)
