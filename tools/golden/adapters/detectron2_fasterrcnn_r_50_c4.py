@@ -1,0 +1,6 @@
+"""detectron2_fasterrcnn_r_50_c4 (COCO-Detection/faster_rcnn_R_50_C4_1x.yaml): detectron2_rcnn_common.py."""
+
+import detectron2_rcnn_common as common
+
+MODEL = "detectron2_fasterrcnn_r_50_c4"
+REFERENCE, MODE, BATCH_SIZE, DTYPE, NOTES, compute = common.adapter("faster_rcnn_R_50_C4_1x.yaml")

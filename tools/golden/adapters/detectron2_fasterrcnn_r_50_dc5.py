@@ -1,0 +1,6 @@
+"""detectron2_fasterrcnn_r_50_dc5 (COCO-Detection/faster_rcnn_R_50_DC5_1x.yaml): detectron2_rcnn_common.py."""
+
+import detectron2_rcnn_common as common
+
+MODEL = "detectron2_fasterrcnn_r_50_dc5"
+REFERENCE, MODE, BATCH_SIZE, DTYPE, NOTES, compute = common.adapter("faster_rcnn_R_50_DC5_1x.yaml")
