@@ -299,13 +299,17 @@ ModelSpec MakeSpec(const Variant& v) {
   // Detectron2Model.DEFAULT_EVAL_CUDA_PRECISION.
   spec.default_cuda_eval_precision = Precision::kFp16;
   for (Precision p : {Precision::kFp16, Precision::kBf16}) {
-    spec.unsupported_precisions.push_back(
-        {p,
-         "detectron2's batched_nms gives torchvision's nms float32 boxes with "
-         "the model's half/bfloat16 scores, which its CPU kernel rejects "
-         "(\"dets should have the same type as scores\"; the reference fails "
-         "the same way)",
-         /*cpu_only=*/true});
+    // Member by member: GCC 12 misreads the aggregate initialiser's
+    // string conversion as an out-of-bounds copy (-Warray-bounds).
+    ModelSpec::PrecisionLimit limit;
+    limit.precision = p;
+    limit.reason =
+        "detectron2's batched_nms gives torchvision's nms float32 boxes with "
+        "the model's half/bfloat16 scores, which its CPU kernel rejects "
+        "(\"dets should have the same type as scores\"; the reference fails "
+        "the same way)";
+    limit.cpu_only = true;
+    spec.unsupported_precisions.push_back(std::move(limit));
   }
   // Measured single-threaded on the shared 2-core machine (load about 4).
   if (v.arch == d2::RcnnArch::kC4) {

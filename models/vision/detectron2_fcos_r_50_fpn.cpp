@@ -42,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/coco_synthetic.h"
@@ -435,12 +436,16 @@ ModelSpec Spec() {
   spec.reference_parameters = 32244245;
   spec.reference_buffers = 126786;
   for (Precision p : {Precision::kFp16, Precision::kBf16}) {
-    spec.unsupported_precisions.push_back(
-        {p,
-         "detectron2's batched_nms gives torchvision's CPU nms float boxes "
-         "and half scores, which it rejects (the reference fails the same "
-         "way)",
-         /*cpu_only=*/true});
+    // Member by member: GCC 12 misreads the aggregate initialiser's
+    // string conversion as an out-of-bounds copy (-Warray-bounds).
+    ModelSpec::PrecisionLimit limit;
+    limit.precision = p;
+    limit.reason =
+        "detectron2's batched_nms gives torchvision's CPU nms float boxes "
+        "and half scores, which it rejects (the reference fails the same "
+        "way)";
+    limit.cpu_only = true;
+    spec.unsupported_precisions.push_back(std::move(limit));
   }
   spec.golden_file = "detectron2_fcos_r_50_fpn.golden";
   return spec;
