@@ -255,6 +255,17 @@ ModelSpec Spec() {
   spec.reference_parameters = 44401393;
   spec.reference_buffers = 106240;
   spec.golden_file = "vision_maskrcnn.golden";
+  // model.half() / model.bfloat16() on the CPU: torchvision's CPU nms
+  // kernel (the RPN's batched_nms) dispatches float and double only, so the
+  // reference stops there too ("nms_kernel" not implemented for
+  // 'BFloat16'); amp keeps float32 boxes (nms and roi_align autocast to
+  // float32) and runs.
+  for (Precision p : {Precision::kFp16, Precision::kBf16}) {
+    spec.unsupported_precisions.push_back(
+        {.precision = p,
+         .reason = "torchvision's CPU nms kernel has no Half/BFloat16",
+         .cpu_only = true});
+  }
   return spec;
 }
 
