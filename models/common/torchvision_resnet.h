@@ -64,6 +64,14 @@ class FrozenBatchNorm2dImpl : public torch::nn::Module {
         eps_(eps) {}
 
   torch::Tensor forward(const torch::Tensor& x) {
+    if (calibrate) {
+      // Statistics of this input, per channel (biased variance), as a
+      // BatchNorm2d in training mode would use: a stand-in for pretrained
+      // statistics when the pretrained weights are unavailable.
+      torch::NoGradGuard no_grad;
+      running_mean.copy_(x.mean({0, 2, 3}));
+      running_var.copy_(x.var({0, 2, 3}, /*unbiased=*/false));
+    }
     // torchvision's order of operations (scale, then shift).
     const torch::Tensor scale =
         weight.reshape({1, -1, 1, 1}) *
@@ -74,6 +82,9 @@ class FrozenBatchNorm2dImpl : public torch::nn::Module {
   }
 
   torch::Tensor weight, bias, running_mean, running_var;
+  // When set, forward() first overwrites running_mean/running_var with its
+  // input's statistics (see above); never set by torchvision itself.
+  bool calibrate = false;
 
  private:
   double eps_;

@@ -250,6 +250,22 @@ MaskRCNNImpl::MaskRCNNImpl(const MaskRCNNOptions& options)
   roi_heads_ = register_module("roi_heads", RoIHeads(256, roi_options));
 }
 
+void MaskRCNNImpl::CalibrateFrozenBatchNorm(
+    const std::vector<torch::Tensor>& images) {
+  torch::NoGradGuard no_grad;
+  std::vector<torchvision_resnet::FrozenBatchNorm2dImpl*> norms;
+  for (auto& m : modules(/*include_self=*/false)) {
+    if (auto* n = m->as<torchvision_resnet::FrozenBatchNorm2dImpl>()) {
+      norms.push_back(n);
+    }
+  }
+  for (auto* n : norms) n->calibrate = true;
+  const ImageList image_list =
+      transform_(images, /*targets=*/nullptr, /*training=*/false);
+  backbone_->forward(image_list.tensors);
+  for (auto* n : norms) n->calibrate = false;
+}
+
 std::pair<std::map<std::string, torch::Tensor>, std::vector<Detection>>
 MaskRCNNImpl::forward(const std::vector<torch::Tensor>& images,
                       std::vector<Target>* targets) {

@@ -82,6 +82,12 @@ class MaskRCNNImpl : public torch::nn::Module {
 
   GeneralizedRCNNTransform& transform() { return transform_; }
 
+  // Sets every FrozenBatchNorm2d's running_mean/var to the statistics of
+  // its input on `images` (through the transform and the body, in order):
+  // a data-dependent stand-in for pretrained statistics, so that a randomly
+  // initialised body keeps its activations in range as a trained one does.
+  void CalibrateFrozenBatchNorm(const std::vector<torch::Tensor>& images);
+
  private:
   GeneralizedRCNNTransform transform_;
   BackboneWithFPN backbone_{nullptr};
