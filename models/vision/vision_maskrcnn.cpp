@@ -39,6 +39,12 @@
 //     bias 0 kept): Train then stays finite. Only the statistics' values
 //     differ from torchvision's code; every op is the reference's.
 //     The golden check fills every weight and buffer instead.
+//     Still not pretrained: the heads are random, and lr 0.02 without
+//     warm-up (TorchBench fine-tunes COCO_V1) drives repeated steps on the
+//     same batch up after a few steps (at 800x1088 the loss passes 1e5 by
+//     the fifth step and then NaN; the same happens in Python), so long
+//     Train runs at full size stop with "the step diverged".
+//     OPEN: a stand-in for the trained heads that keeps lr 0.02 finite.
 //   - The data set: synthetic, as above.
 //   - TorchBench lowers the Eval batch to 1 on the CPU (DEFAULT_EVAL_BSIZE
 //     = 1 when device == "cpu"); the spec keeps the CUDA default 4 and the
