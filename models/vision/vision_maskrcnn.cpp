@@ -285,10 +285,13 @@ ModelSpec Spec() {
   // 'BFloat16'); amp keeps float32 boxes (nms and roi_align autocast to
   // float32) and runs.
   for (Precision p : {Precision::kFp16, Precision::kBf16}) {
-    spec.unsupported_precisions.push_back(
-        {.precision = p,
-         .reason = "torchvision's CPU nms kernel has no Half/BFloat16",
-         .cpu_only = true});
+    // Member by member: GCC 12 misreads the aggregate initialiser's string
+    // conversion as an out-of-bounds copy (-Warray-bounds).
+    ModelSpec::PrecisionLimit limit;
+    limit.precision = p;
+    limit.reason = "torchvision's CPU nms kernel has no Half/BFloat16";
+    limit.cpu_only = true;
+    spec.unsupported_precisions.push_back(std::move(limit));
   }
   return spec;
 }
