@@ -2,6 +2,7 @@
 """Makes golden files from each reference model's own code.
 
     make_golden.py --reference-root CHECKOUT [--models NAME ...] [--out DIR]
+                   [--detectron2-root DETECTRON2]
 
 CHECKOUT is a checkout of pytorch/benchmark at commit 43ca0857 (the paper's
 TorchBench), kept outside this repository: nothing from it is committed. For
@@ -20,6 +21,10 @@ An adapter is a module with
     NOTES       lines saying what is compared and what is turned off
     compute(root) -> {key: tensor}
 Any failure exits non-zero with a one-line message.
+
+The detectron2 adapters also need a detectron2 source checkout at c470ca3
+(TorchBench's pin), outside this repository: --detectron2-root, which sets
+DETECTRON2_ROOT for them (detectron2_env.py), or that variable itself.
 """
 
 import argparse
@@ -93,7 +98,12 @@ def main(argv):
     parser.add_argument("--models", nargs="*", help="adapters to run (default: all)")
     parser.add_argument("--out", type=pathlib.Path,
                         default=HERE.parent.parent / "tests" / "golden")
+    parser.add_argument("--detectron2-root", type=pathlib.Path,
+                        help="a facebookresearch/detectron2 checkout at c470ca3 (for the"
+                        " detectron2 adapters; default: $DETECTRON2_ROOT)")
     args = parser.parse_args(argv)
+    if args.detectron2_root:
+        os.environ["DETECTRON2_ROOT"] = str(args.detectron2_root.resolve())
     root = args.reference_root.resolve()
     if not (root / "torchbenchmark" / "models").is_dir():
         raise ValueError(f"{root} is not a pytorch/benchmark checkout")

@@ -13,10 +13,15 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
 namespace torchbench::detectron2 {
+
+// A loss dict in the reference's insertion order (the Train step sums the
+// values in this order, as sum(loss_dict.values()) does).
+using LossDict = std::vector<std::pair<std::string, torch::Tensor>>;
 
 // Boxes.area(): (x2 - x1) * (y2 - y1).
 torch::Tensor BoxArea(const torch::Tensor& boxes);

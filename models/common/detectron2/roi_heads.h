@@ -24,14 +24,21 @@
 #define TORCHBENCH_MODELS_COMMON_DETECTRON2_ROI_HEADS_H_
 
 #include <torch/nn/module.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "common/detectron2/backbone.h"
 #include "common/detectron2/box_ops.h"
 
 namespace torchbench::detectron2 {
@@ -58,9 +65,6 @@ class MaskHead : public torch::nn::Module {
                                    const torch::Tensor& boxes, int64_t height,
                                    int64_t width, double threshold) = 0;
 };
-
-// Backbone outputs by name ("p2".."p6", "res4", "res5").
-using FeatureMaps = std::map<std::string, torch::Tensor>;
 
 // cfg.MODEL.ROI_HEADS / ROI_BOX_HEAD / ROI_MASK_HEAD / TEST values the R-CNN
 // configs use (detectron2's config/defaults.py unless a yaml sets them).
@@ -97,6 +101,107 @@ struct RoiHeadsOptions {
   int64_t mask_pooler_resolution = 14;
   int64_t mask_pooler_sampling_ratio = 0;
 };
+
+// poolers.ROIPooler with pooler_type ROIAlignV2 (vision_ops::RoiAlign,
+// aligned=True) over one level or an FPN pyramid (assign_boxes_to_levels,
+// canonical box size 224 at canonical level 4). No parameters.
+class RoiPooler {
+ public:
+  RoiPooler(int64_t output_size, std::vector<double> scales,
+            int64_t sampling_ratio, int64_t canonical_box_size = 224,
+            int64_t canonical_level = 4);
+  // Pools `x` (one map per scale, [N, C, Hi, Wi]) at box_lists (one [Ri, 4]
+  // per image): [sum Ri, C, output_size, output_size].
+  torch::Tensor operator()(const std::vector<torch::Tensor>& x,
+                           const std::vector<torch::Tensor>& box_lists) const;
+
+ private:
+  int64_t output_size_;
+  std::vector<double> scales_;
+  int64_t sampling_ratio_;
+  int64_t min_level_ = 0;
+  int64_t max_level_ = 0;
+  int64_t canonical_box_size_;
+  int64_t canonical_level_;
+};
+
+// box_head.FastRCNNConvFCHead without convs (NUM_CONV 0 in every TorchBench
+// config): flatten, then fc1..fcN each followed by ReLU.
+class FastRCNNConvFCHeadImpl : public torch::nn::Module {
+ public:
+  FastRCNNConvFCHeadImpl(int64_t input_size, int64_t num_fc, int64_t fc_dim);
+  torch::Tensor forward(torch::Tensor x);
+
+ private:
+  std::vector<torch::nn::Linear> fcs_;
+};
+TORCH_MODULE(FastRCNNConvFCHead);
+
+// fast_rcnn.FastRCNNOutputLayers: children cls_score and bbox_pred.
+class FastRCNNOutputLayersImpl : public torch::nn::Module {
+ public:
+  FastRCNNOutputLayersImpl(int64_t input_size, const RoiHeadsOptions& options);
+  // (class logits [R, K+1], proposal deltas [R, K*4]).
+  std::pair<torch::Tensor, torch::Tensor> forward(torch::Tensor x);
+  // losses(): loss_cls (cross entropy, mean) and loss_box_reg.
+  LossDict Losses(const std::pair<torch::Tensor, torch::Tensor>& predictions,
+                  const std::vector<Instances>& proposals) const;
+  // inference(): per image pred_boxes, scores, pred_classes after the score
+  // threshold, per-class NMS and the top-k.
+  std::vector<Instances> Inference(
+      const std::pair<torch::Tensor, torch::Tensor>& predictions,
+      const std::vector<Instances>& proposals) const;
+
+ private:
+  RoiHeadsOptions options_;
+  Box2BoxTransform box2box_transform_;
+  torch::nn::Linear cls_score_{nullptr}, bbox_pred_{nullptr};
+};
+TORCH_MODULE(FastRCNNOutputLayers);
+
+// roi_heads.StandardROIHeads (children box_head, box_predictor, mask_head)
+// or, with options.res5_heads, Res5ROIHeads (children res5, box_predictor,
+// mask_head) whose res5 stage runs on 14x14 pooled regions.
+class ROIHeadsImpl : public torch::nn::Module {
+ public:
+  // `res5` (Res5ROIHeads only) is the stage to register as "res5";
+  // `mask_head` may be null (Faster R-CNN).
+  ROIHeadsImpl(const RoiHeadsOptions& options, torch::nn::Sequential res5,
+               std::shared_ptr<MaskHead> mask_head);
+
+  struct Output {
+    std::vector<Instances> instances;  // inference: the detections
+    LossDict losses;                   // training: box (and mask) losses
+  };
+  Output forward(const FeatureMap& features, std::vector<Instances> proposals,
+                 const std::vector<ImageTargets>* targets);
+
+  // label_and_sample_proposals (under no_grad, draws with randperm).
+  std::vector<Instances> LabelAndSampleProposals(
+      std::vector<Instances> proposals,
+      const std::vector<ImageTargets>& targets) const;
+
+  // Box features for `boxes` (one [Ri, 4] per image): the pooled regions
+  // through box_head (Standard) or res5 (Res5, before the spatial mean).
+  torch::Tensor BoxFeatures(const FeatureMap& features,
+                            const std::vector<torch::Tensor>& boxes);
+  // box_predictor on BoxFeatures' output.
+  std::pair<torch::Tensor, torch::Tensor> Predict(
+      const torch::Tensor& box_features);
+
+ private:
+  std::vector<torch::Tensor> InFeatures(const FeatureMap& features) const;
+
+  RoiHeadsOptions options_;
+  Matcher proposal_matcher_;
+  RoiPooler box_pooler_;
+  std::optional<RoiPooler> mask_pooler_;  // StandardROIHeads with a mask
+  FastRCNNConvFCHead box_head_{nullptr};
+  torch::nn::Sequential res5_{nullptr};
+  FastRCNNOutputLayers box_predictor_{nullptr};
+  std::shared_ptr<MaskHead> mask_head_;
+};
+TORCH_MODULE(ROIHeads);
 
 }  // namespace torchbench::detectron2
 
