@@ -4,6 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "torchbench/vision_ops.h"
+
 namespace torchbench::detectron2 {
 
 using torch::indexing::None;
@@ -54,6 +56,28 @@ torch::Tensor ScaleBoxes(const torch::Tensor& boxes, double scale_x,
   out.index({Slice(), Slice(0, None, 2)}).mul_(scale_x);
   out.index({Slice(), Slice(1, None, 2)}).mul_(scale_y);
   return out;
+}
+
+torch::Tensor BatchedNms(const torch::Tensor& boxes,
+                         const torch::Tensor& scores, const torch::Tensor& idxs,
+                         double iou_threshold) {
+  TORCH_CHECK(boxes.size(-1) == 4);
+  if (boxes.size(0) < 40000) {
+    return vision_ops::BatchedNms(boxes.to(torch::kFloat), scores, idxs,
+                                  iou_threshold);
+  }
+  torch::Tensor result_mask =
+      torch::zeros(scores.sizes(), scores.options().dtype(torch::kBool));
+  torch::Tensor ids = std::get<0>(torch::_unique(idxs)).cpu();
+  for (int64_t k = 0; k < ids.numel(); ++k) {
+    torch::Tensor mask = (idxs == ids[k].item<int64_t>()).nonzero().view(-1);
+    torch::Tensor keep = vision_ops::Nms(boxes.index({mask}),
+                                         scores.index({mask}), iou_threshold);
+    result_mask.index_put_({mask.index({keep})}, true);
+  }
+  torch::Tensor keep = result_mask.nonzero().view(-1);
+  return keep.index({scores.index({keep}).argsort(/*dim=*/-1,
+                                                  /*descending=*/true)});
 }
 
 Box2BoxTransform::Box2BoxTransform(std::array<double, 4> weights,

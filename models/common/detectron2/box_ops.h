@@ -43,6 +43,13 @@ torch::Tensor NonemptyBoxes(const torch::Tensor& boxes, double threshold = 0.0);
 torch::Tensor ScaleBoxes(const torch::Tensor& boxes, double scale_x,
                          double scale_y);
 
+// layers.batched_nms: torchvision's batched_nms on float32 boxes (and the
+// scores as they are) below 40000 boxes, else detectron2's own loop of one
+// nms per category.
+torch::Tensor BatchedNms(const torch::Tensor& boxes,
+                         const torch::Tensor& scores, const torch::Tensor& idxs,
+                         double iou_threshold);
+
 // box_regression.Box2BoxTransform: R-CNN's (dx, dy, dw, dh) deltas with
 // per-coordinate weights; dw, dh clamped at scale_clamp when applied.
 class Box2BoxTransform {

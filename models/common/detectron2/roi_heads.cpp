@@ -222,8 +222,8 @@ std::vector<Instances> FastRCNNOutputLayersImpl::Inference(
                 ? boxes.index({filter_inds.select(1, 0), 0})
                 : boxes.index({filter_mask});
     scores = scores.index({filter_mask});
-    torch::Tensor keep = vision_ops::BatchedNms(
-        boxes, scores, filter_inds.select(1, 1), options_.test_nms_thresh);
+    torch::Tensor keep = BatchedNms(boxes, scores, filter_inds.select(1, 1),
+                                    options_.test_nms_thresh);
     if (options_.test_detections_per_image >= 0) {
       keep = keep.index({Slice(None, options_.test_detections_per_image)});
     }

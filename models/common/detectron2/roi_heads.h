@@ -185,6 +185,10 @@ class ROIHeadsImpl : public torch::nn::Module {
   // through box_head (Standard) or res5 (Res5, before the spatial mean).
   torch::Tensor BoxFeatures(const FeatureMap& features,
                             const std::vector<torch::Tensor>& boxes);
+  // The configuration, changeable between calls (golden checks shrink
+  // batch_size_per_image).
+  RoiHeadsOptions& options() { return options_; }
+
   // box_predictor on BoxFeatures' output.
   std::pair<torch::Tensor, torch::Tensor> Predict(
       const torch::Tensor& box_features);

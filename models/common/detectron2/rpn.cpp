@@ -7,8 +7,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "torchbench/vision_ops.h"
-
 namespace torchbench::detectron2 {
 
 using torch::indexing::None;
@@ -103,7 +101,7 @@ std::vector<Instances> FindTopRpnProposals(
       scores = scores.index({keep});
       lvl = lvl.index({keep});
     }
-    torch::Tensor kept = vision_ops::BatchedNms(boxes, scores, lvl, nms_thresh)
+    torch::Tensor kept = BatchedNms(boxes, scores, lvl, nms_thresh)
                              .index({Slice(None, post_nms_topk)});
     Instances res;
     res.image_height = height;

@@ -106,6 +106,10 @@ class RPNImpl : public torch::nn::Module {
                         const std::vector<ImageTargets>& targets,
                         const std::vector<std::array<int64_t, 2>>& image_sizes);
 
+  // The configuration, changeable between calls (golden checks shrink
+  // post_nms_topk_test).
+  RpnOptions& options() { return options_; }
+
  private:
   RpnOptions options_;
   Matcher anchor_matcher_;

@@ -1,17 +1,6 @@
-"""detectron2_fasterrcnn_r_101_c4: detectron2's GeneralizedRCNN from COCO-Detection/faster_rcnn_R_101_C4_3x.yaml
-(detectron2_rcnn_common.py says what is compared; needs DETECTRON2_ROOT)."""
+"""detectron2_fasterrcnn_r_101_c4 (COCO-Detection/faster_rcnn_R_101_C4_3x.yaml): detectron2_rcnn_common.py."""
 
 import detectron2_rcnn_common as common
 
 MODEL = "detectron2_fasterrcnn_r_101_c4"
-YAML = "faster_rcnn_R_101_C4_3x.yaml"
-REFERENCE = ("torchbenchmark/util/framework/detectron2/model_factory.py: detectron2 c470ca3"
-             f" build_model(COCO-Detection/{YAML}), build_optimizer, train(), eval()")
-MODE = "train"
-BATCH_SIZE = common.BATCH_SIZE
-DTYPE = common.DTYPE
-NOTES = common.notes(YAML)
-
-
-def compute(root):
-    return common.compute(YAML)
+REFERENCE, MODE, BATCH_SIZE, DTYPE, NOTES, compute = common.adapter("faster_rcnn_R_101_C4_3x.yaml")
