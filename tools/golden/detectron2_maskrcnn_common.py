@@ -18,6 +18,8 @@ ResizeTransform does), and the file records
   loss_mask               with the other losses (one Train step)
   grad:/after_step:roi_heads.mask_head.predictor.*   besides the
                           Faster R-CNN parameters
+C4 configs shrink the regions as detectron2_rcnn_common.SHRUNK_OVERRIDES
+(applied by its _build; GoldenOutputs() sets the same values).
 """
 
 import detectron2_rcnn_common as rcnn
@@ -37,7 +39,7 @@ def notes(source):
         " and polygons x0.5, height/width 480x640",
         "eval:* from the model in eval mode under no_grad; loss*, grad:*, after_step:* from one"
         " train step after torch.manual_seed(0)",
-    ]
+    ] + ([f"C4 only, to keep the test short: {rcnn.SHRUNK_OVERRIDES}"] if "_C4_" in source else [])
 
 
 def _build_lazy():
