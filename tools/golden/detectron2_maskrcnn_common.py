@@ -148,3 +148,20 @@ def compute(yaml=None):
     for n in chosen:
         out[f"after_step:{n}"] = params[n].detach().clone()
     return out
+
+
+def adapter(yaml=None):
+    """(REFERENCE, MODE, BATCH_SIZE, DTYPE, NOTES, compute) of the adapter for a
+    COCO-InstanceSegmentation `yaml`, or for detectron2_maskrcnn (None)."""
+    if yaml is None:
+        reference = ("torchbenchmark/models/detectron2_maskrcnn/__init__.py: detectron2 c470ca3"
+                     " instantiate(common/models/mask_rcnn_fpn.py model), torch.optim.SGD(lr=0),"
+                     " train(), eval()")
+        source = ("the LazyConfig common/models/mask_rcnn_fpn.py (freeze_at 0), torch.optim.SGD("
+                  "params, 0.0) (one loop iteration of train())")
+    else:
+        reference = ("torchbenchmark/util/framework/detectron2/model_factory.py: detectron2 c470ca3"
+                     f" build_model(COCO-InstanceSegmentation/{yaml}), build_optimizer, train(), eval()")
+        source = (f"COCO-InstanceSegmentation/{yaml}, TorchBench's setup() (BASE_LR 0.001,"
+                  " IMS_PER_BATCH 1) and build_optimizer")
+    return reference, "train", BATCH_SIZE, DTYPE, notes(source), lambda root: compute(yaml)

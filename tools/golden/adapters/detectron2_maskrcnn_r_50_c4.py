@@ -1,18 +1,6 @@
-"""detectron2_maskrcnn_r_50_c4: detectron2's GeneralizedRCNN from COCO-InstanceSegmentation/mask_rcnn_R_50_C4_1x.yaml
-(detectron2_maskrcnn_common.py says what is compared; needs DETECTRON2_ROOT)."""
+"""detectron2_maskrcnn_r_50_c4 (COCO-InstanceSegmentation/mask_rcnn_R_50_C4_1x.yaml): detectron2_maskrcnn_common.py."""
 
 import detectron2_maskrcnn_common as common
 
 MODEL = "detectron2_maskrcnn_r_50_c4"
-YAML = "mask_rcnn_R_50_C4_1x.yaml"
-REFERENCE = ("torchbenchmark/util/framework/detectron2/model_factory.py: detectron2 c470ca3"
-             f" build_model(COCO-InstanceSegmentation/{YAML}), build_optimizer, train(), eval()")
-MODE = "train"
-BATCH_SIZE = common.BATCH_SIZE
-DTYPE = common.DTYPE
-NOTES = common.notes(f"COCO-InstanceSegmentation/{YAML}, TorchBench's setup() (BASE_LR 0.001,"
-                     " IMS_PER_BATCH 1) and build_optimizer")
-
-
-def compute(root):
-    return common.compute(YAML)
+REFERENCE, MODE, BATCH_SIZE, DTYPE, NOTES, compute = common.adapter("mask_rcnn_R_50_C4_1x.yaml")
