@@ -1,0 +1,438 @@
+// detectron2_maskrcnn_{r_50,r_101}_{fpn,c4} and detectron2_maskrcnn:
+// TorchBench's five detectron2 Mask R-CNN models (detectron2 @ c470ca3), one
+// definition with the variant as its option:
+//   r_50_fpn  COCO-InstanceSegmentation/mask_rcnn_R_50_FPN_1x.yaml
+//   r_101_fpn COCO-InstanceSegmentation/mask_rcnn_R_101_FPN_3x.yaml
+//   r_50_c4   COCO-InstanceSegmentation/mask_rcnn_R_50_C4_1x.yaml
+//   r_101_c4  COCO-InstanceSegmentation/mask_rcnn_R_101_C4_3x.yaml
+//     through util/framework/detectron2/model_factory.py (Detectron2Model):
+//     one Train call is model(batch) in training mode, the losses summed,
+//     zero_grad, backward and build_optimizer's SGD step (BASE_LR 0.001 as
+//     TorchBench sets it, momentum 0.9, weight decay 1e-4); one Eval call is
+//     model(batch) under no_grad (fp16 on CUDA by default).
+//   detectron2_maskrcnn (torchbenchmark/models/detectron2_maskrcnn): the
+//     LazyConfig common/models/mask_rcnn_fpn.py, the same network as
+//     R_50_FPN but with nothing frozen (the LazyConfig's ResNet keeps
+//     freeze_at=0), trained by torch.optim.SGD(params, 0.0); each call loops
+//     over ALL prefetched batches (100 of them: islice(loader, 100)), Train:
+//     model(batch), sum, backward, step, zero_grad per batch; Eval: model
+//     (batch) under no_grad per batch, returning the last batch's outputs.
+// The mask branch (models/common/detectron2/mask_head.h): FPN configs pool
+// 14x14 regions for MaskRCNNConvUpsampleHead (4 convs, deconv, predictor ->
+// 28x28), C4 configs feed it the res5 box features (deconv on 7x7 -> 14x14).
+// Training targets come from the gt polygons rasterized in each foreground
+// proposal as pycocotools does (models/common/polygon_mask.h); Eval pastes
+// the predicted masks into the original image (detector_postprocess).
+// Step() returns the summed loss (Train) or the detections' scores (Eval;
+// TorchBench returns the Instances' tensor fields).
+//
+// Inputs: TorchBench prefetches coco_2017_val_100. COCO is not on the
+// machine: coco_synthetic (models/common/coco_synthetic.h) stands in, with
+// its polygon masks; the images go through detectron2_fasterrcnn's mapper
+// (common/detectron2/generalized_rcnn.h: Eval ResizeShortestEdge(800, max
+// 1333); Train short edge 800, no flip — the reference draws the short edge
+// from 640..800 and flips at random). Detectron2Model runs the first batch
+// every call; detectron2_maskrcnn prefetches images 0..99 (batch b holds
+// images b*batch .. b*batch+batch-1, mod 100).
+// With small_inputs (CPU tests) the images are resized to short edge 320,
+// max 416 (same code path), and detectron2_maskrcnn prefetches 2 batches
+// instead of 100 (the loop is the same; 100 full steps take tens of minutes
+// on a CPU).
+//
+// Differences from the reference: the pre-trained checkpoint TorchBench
+// loads (model_file) is not used: weights are detectron2's initialisation,
+// with the residual branches' last FrozenBN scaled by 0.2 as a stand-in for
+// trained statistics (StandInForCheckpoint; unscaled, R-101 training
+// diverges). The cost does not depend on the values, apart from how many
+// boxes survive NMS. The EventStorage figures mask_rcnn_loss logs are computed
+// and dropped, as nobody reads them.
+#include <torch/torch.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/coco_synthetic.h"
+#include "common/detectron2/anchor_generator.h"
+#include "common/detectron2/generalized_rcnn.h"
+#include "common/detectron2/mask_head.h"
+#include "torchbench/model.h"
+#include "torchbench/optim.h"
+#include "torchbench/registry.h"
+#include "torchbench/vision_ops.h"
+
+namespace torchbench {
+namespace detectron2_maskrcnn_model {
+namespace {
+
+namespace d2 = ::torchbench::detectron2;
+
+struct Variant {
+  const char* name;
+  const char* config;  // the yaml, or the LazyConfig file
+  d2::RcnnArch arch;
+  int64_t depth;
+  bool lazy;  // detectron2_maskrcnn's own wrapper
+  int64_t parameters;
+  int64_t buffers;
+};
+
+constexpr int64_t kShortEdge = 800;  // MIN_SIZE_TEST, and the train choice
+constexpr int64_t kMaxSize = 1333;
+constexpr int64_t kSmallShortEdge = 320;
+constexpr int64_t kSmallMaxSize = 416;
+constexpr int64_t kPrefetchedBatches = 100;  // islice(loader, 100)
+constexpr int64_t kSmallPrefetchedBatches = 2;
+
+// The residual branches' last FrozenBN scale (conv3.norm.weight) in the
+// stand-in for TorchBench's COCO checkpoint (as detectron2_fasterrcnn.cpp).
+constexpr double kResidualBranchScale = 0.2;
+
+// TorchBench loads the model zoo's COCO-trained weights (model_file); they
+// are not available here. detectron2's own initialisation leaves every
+// FrozenBN the identity, so the 16 or 33 residual blocks make
+// features in the tens of thousands and the first R-101 Train steps diverge
+// (find_top_rpn_proposals raises "Training has diverged"). Scaling each
+// bottleneck's last FrozenBN by kResidualBranchScale keeps the features near
+// the stem's scale, as trained statistics do, and costs nothing.
+void StandInForCheckpoint(torch::nn::Module& model) {
+  torch::NoGradGuard no_grad;
+  const std::string suffix = "conv3.norm.weight";
+  for (auto& b : model.named_buffers()) {
+    const std::string& name = b.key();
+    if (name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      b.value().fill_(kResidualBranchScale);
+    }
+  }
+}
+
+// cfg.MODEL.ROI_MASK_HEAD of the variant.
+d2::MaskHeadOptions MaskOptions(d2::RcnnArch arch) {
+  d2::MaskHeadOptions o;
+  if (arch == d2::RcnnArch::kC4) {
+    o.in_channels = 2048;  // res5's output
+    o.num_conv = 0;        // defaults.py
+  } else {
+    o.in_channels = 256;  // FPN
+    o.num_conv = 4;       // Base-RCNN-FPN.yaml / mask_rcnn_fpn.py
+  }
+  return o;
+}
+
+class MaskRcnn final : public Model {
+ public:
+  MaskRcnn(const ModelConfig& config, const Variant& variant)
+      : mode_(config.mode), variant_(variant) {
+    vision_ops::RequireLoaded();
+    model_ = d2::GeneralizedRCNN(d2::RcnnConfig{variant.arch, variant.depth},
+                                 std::make_shared<d2::MaskRCNNConvUpsampleHead>(
+                                     MaskOptions(variant.arch)));
+    if (variant.lazy) {
+      for (torch::Tensor& p : model_->parameters()) p.set_requires_grad(true);
+    }
+    StandInForCheckpoint(*model_);
+    model_->to(config.device);
+    const int64_t short_edge =
+        config.small_inputs ? kSmallShortEdge : kShortEdge;
+    const int64_t max_size = config.small_inputs ? kSmallMaxSize : kMaxSize;
+    const int64_t num_batches = !variant.lazy         ? 1
+                                : config.small_inputs ? kSmallPrefetchedBatches
+                                                      : kPrefetchedBatches;
+    for (int64_t b = 0; b < num_batches; ++b) {
+      std::vector<d2::RcnnInput> batch;
+      for (int64_t i = 0; i < config.batch_size; ++i) {
+        batch.push_back(d2::MakeCocoSyntheticInput(
+            static_cast<int>((b * config.batch_size + i) % 100), short_edge,
+            max_size, config.float_options()));
+      }
+      batches_.push_back(std::move(batch));
+    }
+    if (mode_ == Mode::kTrain) {
+      model_->train();
+      optimizer_ = MakeOptimizer(config.optimizer);
+    } else {
+      model_->eval();
+    }
+  }
+
+  torch::Tensor Step() override {
+    if (mode_ == Mode::kEval) {
+      std::vector<d2::Instances> out;
+      for (const auto& batch : batches_) out = model_->Inference(batch);
+      std::vector<torch::Tensor> scores;
+      for (const d2::Instances& i : out) scores.push_back(i.scores);
+      return torch::cat(scores);
+    }
+    torch::Tensor loss;
+    for (const auto& batch : batches_) loss = TrainStep(batch, nullptr);
+    return loss;
+  }
+
+  torch::nn::Module& module() override { return *model_; }
+
+  // As tools/golden/detectron2_maskrcnn_common.py documents.
+  std::map<std::string, torch::Tensor> GoldenOutputs() override;
+
+ private:
+  std::unique_ptr<optim::Optimizer> MakeOptimizer(OptimizerPath path) {
+    if (!variant_.lazy) return d2::BuildOptimizer(*model_, path);
+    optim::SgdOptions options;
+    options.lr = 0.0;  // torch.optim.SGD(self.model.parameters(), 0.)
+    return std::make_unique<optim::Sgd>(model_->parameters(), options, path);
+  }
+
+  // One iteration: Detectron2Model zeroes the gradients before backward,
+  // detectron2_maskrcnn after the step (the same thing from call to call).
+  // With `golden`, records the losses and the recorded parameters'
+  // gradients and values after the step.
+  torch::Tensor TrainStep(const std::vector<d2::RcnnInput>& batch,
+                          std::map<std::string, torch::Tensor>* golden);
+
+  Mode mode_;
+  Variant variant_;
+  d2::GeneralizedRCNN model_{nullptr};
+  std::vector<std::vector<d2::RcnnInput>> batches_;
+  std::unique_ptr<optim::Optimizer> optimizer_;
+};
+
+// The parameters the golden file records (record_params in the adapter):
+// the first trainable one, the RPN head's conv, the box predictor and the
+// mask predictor.
+std::vector<std::string> RecordedParameters(const torch::nn::Module& module) {
+  std::vector<std::string> first, rpn, box, mask;
+  for (const auto& p : module.named_parameters()) {
+    if (!p.value().requires_grad()) continue;
+    const std::string& name = p.key();
+    if (first.empty()) first.push_back(name);
+    if (name.rfind("proposal_generator.rpn_head.conv.", 0) == 0) {
+      rpn.push_back(name);
+    } else if (name.rfind("roi_heads.box_predictor.", 0) == 0) {
+      box.push_back(name);
+    } else if (name.rfind("roi_heads.mask_head.predictor.", 0) == 0) {
+      mask.push_back(name);
+    }
+  }
+  for (auto* part : {&rpn, &box, &mask}) {
+    first.insert(first.end(), part->begin(), part->end());
+  }
+  return first;
+}
+
+torch::Tensor MaskRcnn::TrainStep(
+    const std::vector<d2::RcnnInput>& batch,
+    std::map<std::string, torch::Tensor>* golden) {
+  d2::LossDict losses = model_->Losses(batch);
+  torch::Tensor total = losses[0].second;
+  for (size_t k = 1; k < losses.size(); ++k) total = total + losses[k].second;
+  if (!variant_.lazy) optimizer_->ZeroGrad();
+  Backward(total);
+  std::vector<std::string> recorded;
+  if (golden != nullptr) {
+    recorded = RecordedParameters(*model_);
+    auto params = model_->named_parameters();
+    for (const std::string& name : recorded) {
+      (*golden)["grad:" + name] = params[name].grad().detach().clone();
+    }
+  }
+  optimizer_->Step();
+  if (variant_.lazy) optimizer_->ZeroGrad();
+  if (golden != nullptr) {
+    auto params = model_->named_parameters();
+    for (const std::string& name : recorded) {
+      (*golden)["after_step:" + name] = params[name].detach().clone();
+    }
+    for (const auto& [name, value] : losses) (*golden)[name] = value.detach();
+    (*golden)["loss"] = total.detach();
+  }
+  return total.detach();
+}
+
+std::map<std::string, torch::Tensor> MaskRcnn::GoldenOutputs() {
+  namespace cs = coco_synthetic;
+  using torch::indexing::None;
+  using torch::indexing::Slice;
+  std::map<std::string, torch::Tensor> out;
+  {
+    // The constants the fill overwrote, and the weight multipliers
+    // (detectron2_rcnn_common.py's SCALES).
+    torch::NoGradGuard no_grad;
+    auto buffers = model_->named_buffers();
+    buffers["pixel_mean"].copy_(
+        torch::tensor({d2::kPixelMean[0], d2::kPixelMean[1], d2::kPixelMean[2]})
+            .view({-1, 1, 1}));
+    buffers["pixel_std"].copy_(
+        torch::tensor({d2::kPixelStd[0], d2::kPixelStd[1], d2::kPixelStd[2]})
+            .view({-1, 1, 1}));
+    const d2::RpnOptions rpn =
+        d2::MakeRpnOptions(d2::RcnnConfig{variant_.arch, variant_.depth},
+                           model_->backbone().output_shape());
+    for (size_t i = 0; i < rpn.strides.size(); ++i) {
+      const size_t s = rpn.anchor_sizes.size() > 1 ? i : 0;
+      const size_t r = rpn.aspect_ratios.size() > 1 ? i : 0;
+      buffers["proposal_generator.anchor_generator.cell_anchors." +
+              std::to_string(i)]
+          .copy_(d2::GenerateCellAnchors(rpn.anchor_sizes[s],
+                                         rpn.aspect_ratios[r]));
+    }
+    auto params = model_->named_parameters();
+    for (const auto& [name, factor] :
+         std::vector<std::pair<std::string, double>>{
+             {"proposal_generator.rpn_head.objectness_logits.weight", 0.01},
+             {"proposal_generator.rpn_head.anchor_deltas.weight", 0.001},
+             {"roi_heads.box_predictor.cls_score.weight", 0.01},
+             {"roi_heads.box_predictor.bbox_pred.weight", 0.001}}) {
+      params[name].mul_(factor);
+    }
+  }
+
+  // coco_synthetic image 0 subsampled by 2, its boxes and polygons x0.5.
+  const cs::ImageInfo info = cs::MakeImageInfo(0);
+  d2::RcnnInput input;
+  input.image = cs::MakeImagePixels(0)
+                    .index({Slice(None, None, 2), Slice(None, None, 2)})
+                    .flip({2})
+                    .permute({2, 0, 1})
+                    .to(torch::kFloat)
+                    .contiguous();
+  input.height = info.height;
+  input.width = info.width;
+  input.targets.gt_boxes = cs::BoxesXyxy(info, 0.5, 0.5);
+  std::vector<int64_t> classes;
+  for (const cs::Annotation& a : info.annotations) {
+    classes.push_back(a.contiguous_label);
+    std::vector<double> polygon = a.polygon;
+    for (double& v : polygon) v *= 0.5;
+    input.targets.gt_polygons.push_back({polygon});
+  }
+  input.targets.gt_classes = torch::tensor(classes, torch::kLong);
+  const std::vector<d2::RcnnInput> inputs = {input};
+
+  if (variant_.arch == d2::RcnnArch::kC4) {
+    // detectron2_rcnn_common.SHRUNK_OVERRIDES (both sides): res5 runs on
+    // every region, so fewer regions keep the test short; same code path.
+    model_->proposal_generator().options().post_nms_topk_test = 100;
+    model_->roi_heads().options().batch_size_per_image = 64;
+  }
+  model_->eval();
+  {
+    torch::NoGradGuard no_grad;
+    d2::ImageList images = model_->Preprocess(inputs);
+    d2::FeatureMap features = model_->backbone().forward(images.tensor);
+    for (const auto& [name, value] : features) out["eval:" + name] = value;
+    d2::RpnOutput rpn = model_->proposal_generator().forward(images.image_sizes,
+                                                             features, nullptr);
+    out["eval:proposal_boxes"] = rpn.proposals[0].proposal_boxes;
+    out["eval:objectness_logits"] = rpn.proposals[0].objectness_logits;
+    d2::ROIHeadsImpl::Output heads =
+        model_->roi_heads().forward(features, rpn.proposals, nullptr);
+    out["eval:mask_probs"] = heads.instances[0].pred_masks;
+    d2::Instances result = model_->Inference(inputs)[0];
+    out["eval:pred_boxes"] = result.pred_boxes;
+    out["eval:scores"] = result.scores;
+    out["eval:pred_classes"] = result.pred_classes;
+    out["eval:pred_mask_areas"] =
+        result.pred_masks.flatten(1).sum(1).to(torch::kDouble);
+  }
+
+  model_->train();
+  optimizer_ = MakeOptimizer(OptimizerPath::kSingle);
+  torch::manual_seed(0);
+  TrainStep(inputs, &out);
+  return out;
+}
+
+ModelSpec MakeSpec(const Variant& v) {
+  ModelSpec spec;
+  spec.name = v.name;
+  spec.domain = "vision";
+  spec.reference =
+      std::string("detectron2 c470ca3 GeneralizedRCNN (") + v.config + ")";
+  spec.train_batch_size = 1;  // DEFAULT_TRAIN_BSIZE
+  spec.eval_batch_size = 1;   // DEFAULT_EVAL_BSIZE
+  spec.test_batch_size = 1;
+  if (v.lazy) {
+    spec.task = "object detection";  // COMPUTER_VISION.DETECTION
+    spec.train_may_not_update =
+        "torch.optim.SGD(params, 0.0): the reference's step never changes a "
+        "parameter";
+  } else {
+    spec.task = "instance segmentation";  // COMPUTER_VISION.SEGMENTATION
+    // Detectron2Model.DEFAULT_EVAL_CUDA_PRECISION.
+    spec.default_cuda_eval_precision = Precision::kFp16;
+  }
+  for (Precision p : {Precision::kFp16, Precision::kBf16}) {
+    spec.unsupported_precisions.push_back(
+        {p,
+         "detectron2's batched_nms gives torchvision's nms float32 boxes with "
+         "the model's half/bfloat16 scores, which its CPU kernel rejects "
+         "(\"dets should have the same type as scores\"; the reference fails "
+         "the same way)",
+         /*cpu_only=*/true});
+  }
+  spec.reference_parameters = v.parameters;
+  spec.reference_buffers = v.buffers;
+  spec.golden_file = std::string(v.name) + ".golden";
+  return spec;
+}
+
+ModelFactory Factory(const Variant& v) {
+  return [v](const ModelConfig& config) -> std::unique_ptr<Model> {
+    return std::make_unique<MaskRcnn>(config, v);
+  };
+}
+
+// Counts measured in the venv with tools/golden/detectron2_env.py: the yaml's
+// build_model(cfg) (the LazyConfig's instantiate(model)) on the CPU,
+// sum(p.numel() for p in model.parameters()) and the same over buffers()
+// (FrozenBN statistics, pixel_mean/pixel_std and cell_anchors included).
+constexpr Variant kR50Fpn{
+    "detectron2_maskrcnn_r_50_fpn",
+    "COCO-InstanceSegmentation/mask_rcnn_R_50_FPN_1x.yaml",
+    d2::RcnnArch::kFPN,
+    50,
+    false,
+    44343216,
+    106306};
+constexpr Variant kR101Fpn{
+    "detectron2_maskrcnn_r_101_fpn",
+    "COCO-InstanceSegmentation/mask_rcnn_R_101_FPN_3x.yaml",
+    d2::RcnnArch::kFPN,
+    101,
+    false,
+    63283120,
+    210754};
+constexpr Variant kR50C4{"detectron2_maskrcnn_r_50_c4",
+                         "COCO-InstanceSegmentation/mask_rcnn_R_50_C4_1x.yaml",
+                         d2::RcnnArch::kC4,
+                         50,
+                         false,
+                         35909612,
+                         106306};
+constexpr Variant kR101C4{
+    "detectron2_maskrcnn_r_101_c4",
+    "COCO-InstanceSegmentation/mask_rcnn_R_101_C4_3x.yaml",
+    d2::RcnnArch::kC4,
+    101,
+    false,
+    54849516,
+    210754};
+constexpr Variant kLazy{"detectron2_maskrcnn",
+                        "LazyConfig common/models/mask_rcnn_fpn.py",
+                        d2::RcnnArch::kFPN,
+                        50,
+                        true,
+                        44343216,
+                        106306};
+
+TORCHBENCH_REGISTER_MODEL(MakeSpec(kR50Fpn), Factory(kR50Fpn));
+TORCHBENCH_REGISTER_MODEL(MakeSpec(kR101Fpn), Factory(kR101Fpn));
+TORCHBENCH_REGISTER_MODEL(MakeSpec(kR50C4), Factory(kR50C4));
+TORCHBENCH_REGISTER_MODEL(MakeSpec(kR101C4), Factory(kR101C4));
+TORCHBENCH_REGISTER_MODEL(MakeSpec(kLazy), Factory(kLazy));
+
+}  // namespace
+}  // namespace detectron2_maskrcnn_model
+}  // namespace torchbench

@@ -1,0 +1,7 @@
+"""detectron2_maskrcnn (LazyConfig common/models/mask_rcnn_fpn.py, SGD lr 0):
+detectron2_maskrcnn_common.py."""
+
+import detectron2_maskrcnn_common as common
+
+MODEL = "detectron2_maskrcnn"
+REFERENCE, MODE, BATCH_SIZE, DTYPE, NOTES, compute = common.adapter(None)
