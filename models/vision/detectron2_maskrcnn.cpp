@@ -364,13 +364,26 @@ ModelSpec MakeSpec(const Variant& v) {
     spec.default_cuda_eval_precision = Precision::kFp16;
   }
   for (Precision p : {Precision::kFp16, Precision::kBf16}) {
-    spec.unsupported_precisions.push_back(
-        {p,
-         "detectron2's batched_nms gives torchvision's nms float32 boxes with "
-         "the model's half/bfloat16 scores, which its CPU kernel rejects "
-         "(\"dets should have the same type as scores\"; the reference fails "
-         "the same way)",
-         /*cpu_only=*/true});
+    // Member by member: GCC 12 misreads the aggregate initialiser's string
+    // conversion as an out-of-bounds copy (-Warray-bounds).
+    ModelSpec::PrecisionLimit limit;
+    limit.precision = p;
+    limit.reason =
+        "detectron2's batched_nms gives torchvision's nms float32 boxes with "
+        "the model's half/bfloat16 scores, which its CPU kernel rejects "
+        "(\"dets should have the same type as scores\"; the reference fails "
+        "the same way)";
+    limit.cpu_only = true;
+    spec.unsupported_precisions.push_back(std::move(limit));
+  }
+  // Measured single-threaded on the shared 2-core machine (load about 4).
+  if (v.arch == d2::RcnnArch::kC4) {
+    spec.skip_cpu_smoke_test =
+        "Res5ROIHeads runs the res5 stage on each of the 512 regions sampled "
+        "per Train step, whatever the image size: the smoke Train step of "
+        "detectron2_maskrcnn_r_101_c4 took 120 s and its precision test 30 s; "
+        "the golden test runs the same code (training with the mask loss and "
+        "inference with pasted masks) with 64 and 100 regions";
   }
   spec.reference_parameters = v.parameters;
   spec.reference_buffers = v.buffers;
