@@ -76,37 +76,13 @@ constexpr int64_t kMaxSize = 1333;
 constexpr int64_t kSmallShortEdge = 320;
 constexpr int64_t kSmallMaxSize = 416;
 
-// The residual branches' last FrozenBN scale (conv3.norm.weight) in the
-// stand-in for TorchBench's COCO checkpoint.
-constexpr double kResidualBranchScale = 0.2;
-
-// TorchBench loads the model zoo's COCO-trained weights (model_file); they
-// are not available here. detectron2's own initialisation leaves every
-// FrozenBN the identity, so the 16 or 33 residual blocks,
-// each roughly doubling the activations' variance, make features in the
-// tens of thousands: the first Train steps at 800x1067 diverge
-// (find_top_rpn_proposals raises "Training has diverged"). Scaling each
-// bottleneck's last FrozenBN by kResidualBranchScale keeps the features
-// near the stem's scale, as trained statistics do, and costs nothing.
-void StandInForCheckpoint(torch::nn::Module& model) {
-  torch::NoGradGuard no_grad;
-  const std::string suffix = "conv3.norm.weight";
-  for (auto& b : model.named_buffers()) {
-    const std::string& name = b.key();
-    if (name.size() >= suffix.size() &&
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      b.value().fill_(kResidualBranchScale);
-    }
-  }
-}
-
 class FasterRcnn final : public Model {
  public:
   FasterRcnn(const ModelConfig& config, const Variant& variant)
       : mode_(config.mode), variant_(variant) {
     vision_ops::RequireLoaded();
     model_ = d2::GeneralizedRCNN(d2::RcnnConfig{variant.arch, variant.depth});
-    StandInForCheckpoint(*model_);
+    d2::StandInForCheckpoint(*model_);
     model_->to(config.device);
     const int64_t short_edge =
         config.small_inputs ? kSmallShortEdge : kShortEdge;
@@ -186,33 +162,8 @@ std::map<std::string, torch::Tensor> FasterRcnn::GoldenOutputs() {
   {
     // The constants the fill overwrote, and the weight multipliers.
     torch::NoGradGuard no_grad;
-    auto buffers = model_->named_buffers();
-    buffers["pixel_mean"].copy_(
-        torch::tensor({d2::kPixelMean[0], d2::kPixelMean[1], d2::kPixelMean[2]})
-            .view({-1, 1, 1}));
-    buffers["pixel_std"].copy_(
-        torch::tensor({d2::kPixelStd[0], d2::kPixelStd[1], d2::kPixelStd[2]})
-            .view({-1, 1, 1}));
-    const d2::RpnOptions rpn =
-        d2::MakeRpnOptions(d2::RcnnConfig{variant_.arch, variant_.depth},
-                           model_->backbone().output_shape());
-    for (size_t i = 0; i < rpn.strides.size(); ++i) {
-      const size_t s = rpn.anchor_sizes.size() > 1 ? i : 0;
-      const size_t r = rpn.aspect_ratios.size() > 1 ? i : 0;
-      buffers["proposal_generator.anchor_generator.cell_anchors." +
-              std::to_string(i)]
-          .copy_(d2::GenerateCellAnchors(rpn.anchor_sizes[s],
-                                         rpn.aspect_ratios[r]));
-    }
-    auto params = model_->named_parameters();
-    for (const auto& [name, factor] :
-         std::vector<std::pair<std::string, double>>{
-             {"proposal_generator.rpn_head.objectness_logits.weight", 0.01},
-             {"proposal_generator.rpn_head.anchor_deltas.weight", 0.001},
-             {"roi_heads.box_predictor.cls_score.weight", 0.01},
-             {"roi_heads.box_predictor.bbox_pred.weight", 0.001}}) {
-      params[name].mul_(factor);
-    }
+    d2::PrepareGoldenWeights(*model_,
+                             d2::RcnnConfig{variant_.arch, variant_.depth});
   }
 
   // coco_synthetic image 0 subsampled by 2, its boxes x0.5.

@@ -233,4 +233,45 @@ std::unique_ptr<optim::Optimizer> BuildOptimizer(torch::nn::Module& model,
   return std::make_unique<optim::Sgd>(std::move(params), options, path);
 }
 
+void StandInForCheckpoint(torch::nn::Module& model, double residual_scale) {
+  torch::NoGradGuard no_grad;
+  const std::string suffix = "conv3.norm.weight";
+  for (auto& b : model.named_buffers()) {
+    const std::string& name = b.key();
+    if (name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      b.value().fill_(residual_scale);
+    }
+  }
+}
+
+void PrepareGoldenWeights(GeneralizedRCNNImpl& model,
+                          const RcnnConfig& config) {
+  torch::NoGradGuard no_grad;
+  auto buffers = model.named_buffers();
+  buffers["pixel_mean"].copy_(
+      torch::tensor({kPixelMean[0], kPixelMean[1], kPixelMean[2]})
+          .view({-1, 1, 1}));
+  buffers["pixel_std"].copy_(
+      torch::tensor({kPixelStd[0], kPixelStd[1], kPixelStd[2]})
+          .view({-1, 1, 1}));
+  const RpnOptions rpn =
+      MakeRpnOptions(config, model.backbone().output_shape());
+  for (size_t i = 0; i < rpn.strides.size(); ++i) {
+    const size_t s = rpn.anchor_sizes.size() > 1 ? i : 0;
+    const size_t r = rpn.aspect_ratios.size() > 1 ? i : 0;
+    buffers["proposal_generator.anchor_generator.cell_anchors." +
+            std::to_string(i)]
+        .copy_(GenerateCellAnchors(rpn.anchor_sizes[s], rpn.aspect_ratios[r]));
+  }
+  auto params = model.named_parameters();
+  for (const auto& [name, factor] : std::vector<std::pair<std::string, double>>{
+           {"proposal_generator.rpn_head.objectness_logits.weight", 0.01},
+           {"proposal_generator.rpn_head.anchor_deltas.weight", 0.001},
+           {"roi_heads.box_predictor.cls_score.weight", 0.01},
+           {"roi_heads.box_predictor.bbox_pred.weight", 0.001}}) {
+    params[name].mul_(factor);
+  }
+}
+
 }  // namespace torchbench::detectron2

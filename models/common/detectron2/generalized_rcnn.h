@@ -107,6 +107,24 @@ Instances DetectorPostprocess(const Instances& results, int64_t height,
 std::unique_ptr<optim::Optimizer> BuildOptimizer(torch::nn::Module& model,
                                                  OptimizerPath path);
 
+// The stand-in for the model zoo's COCO-trained weights TorchBench loads
+// (not available here). detectron2's own initialisation leaves every FrozenBN
+// the identity, so the 16 or 33 residual blocks, each roughly
+// doubling the activations' variance, make features in the tens of
+// thousands and the first Train steps at 800x1067 diverge
+// (find_top_rpn_proposals raises "Training has diverged"). Scaling each
+// bottleneck's last FrozenBN (conv3.norm.weight) by `residual_scale` keeps
+// the features near the stem's scale, as trained statistics do, and costs
+// nothing.
+void StandInForCheckpoint(torch::nn::Module& model,
+                          double residual_scale = 0.2);
+
+// Golden runs (tools/golden/detectron2_rcnn_common.py): after the
+// deterministic fill, gives back the constants it overwrote (pixel_mean,
+// pixel_std, cell anchors) and scales the RPN and box predictors' weights
+// (the adapter's SCALES) so the filled network proposes and detects.
+void PrepareGoldenWeights(GeneralizedRCNNImpl& model, const RcnnConfig& config);
+
 }  // namespace torchbench::detectron2
 
 #endif  // TORCHBENCH_MODELS_COMMON_DETECTRON2_GENERALIZED_RCNN_H_
