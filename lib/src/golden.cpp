@@ -127,6 +127,19 @@ absl::StatusOr<GoldenFile> ReadGoldenFile(const std::string& path) {
                          "<value>");
       }
       it->second.samples.emplace_back(integer, value);
+    } else if (key == "quantized") {
+      auto it = words.size() == 4 ? golden.tensors.find(words[1])
+                                  : golden.tensors.end();
+      double step = 0;
+      double allowed = 0;
+      if (it == golden.tensors.end() || !ToDouble(words[2], &step) ||
+          !ToDouble(words[3], &allowed) || !(step > 0) || allowed < 0) {
+        return Malformed(path, number,
+                         "want: quantized <key of a tensor line above> "
+                         "<step > 0> <allowed steps >= 0>");
+      }
+      it->second.quantum = step;
+      it->second.allowed_steps = allowed;
     } else {
       return Malformed(path, number, absl::StrCat("unknown line '", key, "'"));
     }
@@ -184,6 +197,30 @@ double GoldenError(const TensorSummary& golden, const torch::Tensor& actual) {
         std::max(error, std::abs(flat[index].item<double>() - value) / peak);
   }
   return error;
+}
+
+double GoldenStepError(const TensorSummary& golden,
+                       const torch::Tensor& actual) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (!(golden.quantum > 0) || !actual.defined() ||
+      actual.sizes().vec() != golden.shape) {
+    return kInf;
+  }
+  const TensorSummary got = Summarize(actual);
+  if (!std::isfinite(got.sum) || !std::isfinite(got.abs_sum)) return kInf;
+  int64_t numel = 1;
+  for (int64_t d : golden.shape) numel *= d;
+  const double per_hundred =
+      golden.quantum * std::max(1.0, static_cast<double>(numel) / 100.0);
+  double steps = std::max(std::abs(got.sum - golden.sum) / per_hundred,
+                          std::abs(got.abs_sum - golden.abs_sum) / per_hundred);
+  std::map<int64_t, double> values(got.samples.begin(), got.samples.end());
+  for (const auto& [index, value] : golden.samples) {
+    auto it = values.find(index);
+    if (it == values.end()) return kInf;
+    steps = std::max(steps, std::abs(it->second - value) / golden.quantum);
+  }
+  return steps;
 }
 
 void RecordEdgeParameters(const torch::nn::Module& module,

@@ -85,6 +85,15 @@ TEST_P(GoldenTest, MatchesTheReference) {
       ADD_FAILURE() << spec.name << " GoldenOutputs() has no '" << key << "'";
       continue;
     }
+    if (summary.quantum > 0) {
+      const double steps = GoldenStepError(summary, it->second);
+      std::printf("[golden] %s %s: %.2f quantization steps (allowed %.0f)\n",
+                  spec.name.c_str(), key.c_str(), steps, summary.allowed_steps);
+      EXPECT_LE(steps, summary.allowed_steps)
+          << spec.name << " '" << key << "' differs from " << golden->reference
+          << " by " << steps << " quantization steps";
+      continue;
+    }
     const double error = GoldenError(summary, it->second);
     std::printf("[golden] %s %s: relative error %.3e (abs sum %.4g)\n",
                 spec.name.c_str(), key.c_str(), error, summary.abs_sum);

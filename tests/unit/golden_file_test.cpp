@@ -81,6 +81,54 @@ TEST(GoldenFileTest, MalformedFilesNameTheLine) {
             absl::StatusCode::kNotFound);
 }
 
+// int8 outputs are compared in steps of their grid: one requantization
+// rounding moves a value a whole step, and 1 % of the elements may do so.
+TEST(GoldenFileTest, QuantizedKeysAreComparedInSteps) {
+  // 200 values on a grid of 0.5: 0.5 * (i % 7 - 3).
+  torch::Tensor golden_values =
+      (torch::arange(200, torch::kDouble).remainder(7) - 3) * 0.5;
+  TensorSummary summary = Summarize(golden_values);
+  std::string text =
+      "torchbench-golden 1\nmodel q\nmode eval\nbatch_size 1\n"
+      "tensor out 200 " +
+      std::to_string(summary.sum) + " " + std::to_string(summary.abs_sum) +
+      " " + std::to_string(summary.max_abs) + "\n";
+  for (const auto& [index, value] : summary.samples) {
+    text += "sample out " + std::to_string(index) + " " +
+            std::to_string(value) + "\n";
+  }
+  text += "quantized out 0.5 1\n";
+  const std::string path = WriteTemp(text);
+  auto golden = ReadGoldenFile(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(golden.ok()) << golden.status();
+  const TensorSummary& out = golden->tensors.at("out");
+  EXPECT_EQ(out.quantum, 0.5);
+  EXPECT_EQ(out.allowed_steps, 1);
+
+  EXPECT_EQ(GoldenStepError(out, golden_values), 0.0);
+  // Two elements one step up: within one step per hundred elements.
+  torch::Tensor two_flips = golden_values.clone();
+  two_flips[1] += 0.5;
+  two_flips[2] += 0.5;
+  EXPECT_LE(GoldenStepError(out, two_flips), 1.0);
+  // A wrong kernel shifts most values: many steps.
+  EXPECT_GT(GoldenStepError(out, golden_values * 1.5), 1.0);
+  EXPECT_GT(GoldenStepError(out, golden_values + 0.5), 1.0);
+  EXPECT_TRUE(std::isinf(GoldenStepError(out, torch::zeros({100}))));
+  // Without a quantized line there is no step to count in.
+  EXPECT_TRUE(std::isinf(GoldenStepError(TensorSummary{}, golden_values)));
+
+  for (const char* bad : {"quantized out 0 1\n", "quantized nothing 0.5 1\n",
+                          "quantized out 0.5\n"}) {
+    const std::string bad_path = WriteTemp(text + bad);
+    auto malformed = ReadGoldenFile(bad_path);
+    std::remove(bad_path.c_str());
+    EXPECT_EQ(malformed.status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
 TEST(GoldenFileTest, SamplesSpreadOverTheTensor) {
   EXPECT_TRUE(SampleIndices(0).empty());
   EXPECT_EQ(SampleIndices(1), (std::vector<int64_t>{0}));

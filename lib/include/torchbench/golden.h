@@ -16,8 +16,13 @@
 //   note <free text>              (any number; what is compared and how)
 //   tensor <key> <d0,d1,...|-> <sum> <abs_sum> <max_abs>
 //   sample <key> <flat index> <value>
+//   quantized <key> <step> <allowed steps>
 // Keys name what was computed ("output", "loss", "grad:<parameter>"). The
-// samples sit at SampleIndices(numel), spread over the whole tensor.
+// samples sit at SampleIndices(numel), spread over the whole tensor. A
+// quantized line (after its key's tensor line) marks dequantized int8
+// values on a grid of `step`: they are compared in steps (GoldenStepError),
+// since one requantization rounding is a whole step, far past any relative
+// tolerance.
 #ifndef TORCHBENCH_GOLDEN_H_
 #define TORCHBENCH_GOLDEN_H_
 
@@ -40,6 +45,10 @@ struct TensorSummary {
   double abs_sum = 0;
   double max_abs = 0;
   std::vector<std::pair<int64_t, double>> samples;  // (flat index, value)
+  // From a quantized line: the grid step (0: not quantized) and how many
+  // steps the values may move.
+  double quantum = 0;
+  double allowed_steps = 0;
 };
 
 struct GoldenFile {
@@ -69,6 +78,14 @@ TensorSummary Summarize(const torch::Tensor& tensor);
 // samples, |x - x'| / max_abs' (each denominator floored at 1e-30).
 // Infinity when the shapes differ or `actual` is not finite.
 double GoldenError(const TensorSummary& golden, const torch::Tensor& actual);
+
+// For a quantized key: how far `actual` is from `golden` in steps of
+// golden.quantum, the largest of |x - x'| / step over the samples and
+// |sum - sum'| / (step * F), |abs_sum - abs_sum'| / (step * F) with
+// F = max(1, numel / 100): a net move of one step per hundred elements
+// counts as one step. Infinity as GoldenError.
+double GoldenStepError(const TensorSummary& golden,
+                       const torch::Tensor& actual);
 
 // What golden files record of a module's parameters, by the same rule as
 // tools/golden/reference.py: its first and last parameters in registration
