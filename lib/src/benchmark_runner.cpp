@@ -388,21 +388,15 @@ bool ListModels(const Registry& registry, const std::string& format,
   bool first = true;
   for (const RegisteredModel* entry : registry.List()) {
     const ModelSpec& spec = entry->spec;
+    // The reference's figures, which the built port equals (CountsTest):
+    // listing builds nothing, so it answers at once (building all 84 took
+    // 52 s on one core).
     ElementCounts counts;
+    counts.parameters = spec.reference_parameters;
+    counts.buffers = spec.reference_buffers;
     std::string error;
-    try {
-      ModelConfig config;
-      config.mode = spec.Supports(Mode::kEval) ? Mode::kEval : Mode::kTrain;
-      config.batch_size =
-          spec.fixed_batch_size
-              ? spec.DefaultBatchSize(config.mode)
-              : std::max(spec.MinBatchSize(config.mode),
-                         std::min(spec.test_batch_size,
-                                  spec.DefaultBatchSize(config.mode)));
-      auto model = entry->Create(config);
-      counts = CountElements(model->module());
-    } catch (const std::exception& e) {
-      error = Describe(e);
+    if (counts.parameters < 0 || counts.buffers < 0) {
+      error = "the spec records no reference element counts";
       ok = false;
     }
     std::vector<std::string> modes;

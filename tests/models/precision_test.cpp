@@ -23,8 +23,9 @@
 // took 237-265 s per detectron2 model and over 300 s for fastNLP_Bert,
 // against 6 s and 21 s with AVX-512, and alone outran CI's time. There the
 // test is skipped with that reason (TORCHBENCH_PRECISION_TEST=all or
-// =ci runs it anyway); the precision path is the same code on every CPU and
-// runs on every AVX-512 machine.
+// =ci runs it anyway, =none skips it everywhere, e.g. to time CI as an
+// AVX2-only machine would run it); the precision path is the same code on
+// every CPU and runs on every AVX-512 machine.
 #include <ATen/cpu/Utils.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -76,6 +77,7 @@ TEST_P(PrecisionTest, OneStepRunsInEveryPrecision) {
   const char* pairs_env = std::getenv("TORCHBENCH_PRECISION_TEST");
   const std::string pairs = pairs_env != nullptr ? pairs_env : "";
   const bool all_pairs = pairs == "all";
+  if (pairs == "none") GTEST_SKIP() << "TORCHBENCH_PRECISION_TEST=none";
   if (pairs.empty() && !HasReducedPrecisionKernels()) {
     GTEST_SKIP() << "this CPU has no AVX-512 (BW/VL/DQ), so PyTorch runs "
                     "bf16/fp16 convolutions and matrix products in reference "

@@ -109,11 +109,13 @@ int ErroredInstances();
 // Frees the live model instance (called after the run).
 void ReleaseLiveInstance();
 
-// Prints every model's metadata and element counts (built on the CPU) as a
+// Prints every model's metadata and element counts (its spec's reference
+// figures, which the built port equals: tests/models/counts_test.cpp) as a
 // table or as JSON (a list of objects with name, domain, task, reference,
 // modes, train_batch_size, eval_batch_size, fixed_batch_size,
-// min_train_batch_size, min_eval_batch_size, parameters, buffers). Returns
-// false when a model failed to build (it is listed with an "error" field).
+// min_train_batch_size, min_eval_batch_size, parameters, buffers). Builds
+// no model. Returns false when a spec records no counts (that model is
+// listed with an "error" field).
 bool ListModels(const Registry& registry, const std::string& format,
                 std::ostream& out);
 
