@@ -336,11 +336,13 @@ class QatClassifier final : public Model {
   }
 
   // tools/golden/adapters/mobilenet_v2_quantized_qat.py's keys: the fresh
-  // conversion (TorchBench's eval path), one train(), and a conversion
+  // conversion (TorchBench's eval path), the same at fixed activation
+  // ranges, one train(), and a conversion
   // inside it after backward. The fill covers weights and BatchNorm statistics;
   // the observers go back to their initial state, and dropout is off.
   std::map<std::string, torch::Tensor> GoldenOutputs() override {
     constexpr int64_t kImageSize = 32;
+    constexpr double kFixedRange = 4.0;
     for (const auto& m : net_->modules()) {
       if (auto* fq = m->as<FakeQuantizeImpl>()) fq->ResetState();
     }
@@ -353,6 +355,19 @@ class QatClassifier final : public Model {
     {
       torch::NoGradGuard no_grad;
       out["eval_output_fresh"] = net_->Convert()(images[0].unsqueeze(0));
+      // The adapter's fix_activation_ranges: every per-tensor (activation)
+      // observer as if it had seen [-4, 4].
+      for (const auto& m : net_->modules()) {
+        if (auto* observer = m->as<ObserverImpl>();
+            observer != nullptr && observer->min_val.dim() == 0) {
+          observer->min_val.fill_(-kFixedRange);
+          observer->max_val.fill_(kFixedRange);
+        }
+      }
+      out["eval_output_fixed_range"] = net_->Convert()(images[0].unsqueeze(0));
+      for (const auto& m : net_->modules()) {
+        if (auto* fq = m->as<FakeQuantizeImpl>()) fq->ResetState();
+      }
     }
     TrainStep(images, labels, &out);
     return out;

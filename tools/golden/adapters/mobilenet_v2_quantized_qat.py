@@ -12,6 +12,10 @@ Keys (shared with resnet50_quantized_qat):
   eval_output_fresh  Model.eval()'s path: convert_fx of the just-prepared
                      model (observers never ran: every activation scale is
                      1, zero point 0), run on the first image.
+  eval_output_fixed_range  the same with every activation observer set to
+                     the range [-4, 4] first: int8 kernels at a scale where
+                     the outputs have signal (mobilenet's fresh output
+                     rounds to all zeros).
   output, loss, grad:*, after_step:*  train(): a new Adam, the fake-quant
                      forward, CrossEntropyLoss against filled labels (the
                      reference draws them with random_), backward, step.
@@ -36,6 +40,7 @@ MODE = "train"
 BATCH_SIZE = 2
 IMAGE_SIZE = 32
 DTYPE = "float32"
+FIXED_RANGE = 4.0
 NOTES = [
     f"images {BATCH_SIZE}x3x{IMAGE_SIZE}x{IMAGE_SIZE} (the reference's 224 takes the same path)",
     "made on one thread, as the tests run (gradients through ~50 fake-quants are thread-order sensitive)",
@@ -43,9 +48,14 @@ NOTES = [
     "eval_output_fresh: convert_fx of the just-prepared model (TorchBench's eval path), first image",
     "output, loss, grad:*, after_step:*: one train() (new Adam, CE against filled labels)",
     "eval_output: convert_fx in that train() after backward, before the step (observed scales)",
-    "int8 outputs: the test's 1e-4 bound is far below one quantization step (6-11% of max-abs"
-    " here), so they must match to zero steps (the issue allows one); they do",
+    "eval_output_fixed_range: the same conversion with every activation observer's range set"
+    f" to [{-FIXED_RANGE}, {FIXED_RANGE}]",
+    "int8 outputs of fixed scales (eval_output_fresh, eval_output_fixed_range) are compared in"
+    " quantization steps: integer kernels from machine-independent inputs, where one"
+    " requantization rounding is a whole step; eval_output's scales come from the observed"
+    " fake-quant forward, which a one-ulp input change moves (see the conditioning notes)",
 ]
+QUANTIZED_KEYS = ("eval_output_fresh", "eval_output_fixed_range")
 
 GRAD_KEYS = {
     "mobilenet_v2_quantized_qat": ["features.0.0.weight", "features.0.0.bn.weight",
@@ -71,6 +81,20 @@ def reset_observers(net):
                     obs.max_val.fill_(float("-inf"))
 
 
+def fix_activation_ranges(net, bound):
+    """Every per-tensor (activation) observer as if it had seen [-bound, bound]."""
+    import torch
+    from torch.ao.quantization import FusedMovingAvgObsFakeQuantize
+
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, FusedMovingAvgObsFakeQuantize):
+                obs = m.activation_post_process
+                if obs.min_val.dim() == 0:
+                    obs.min_val.fill_(-bound)
+                    obs.max_val.fill_(bound)
+
+
 def qat_compute(root, name, batch_size, image_size):
     import torch
     from torch.ao.quantization import quantize_fx
@@ -89,6 +113,10 @@ def qat_compute(root, name, batch_size, image_size):
     fresh = copy.deepcopy(model)
     fresh.prep_qat_eval()
     results["eval_output_fresh"] = fresh.eval()[0].detach().clone()
+    fixed = copy.deepcopy(model)
+    fix_activation_ranges(fixed.model, FIXED_RANGE)
+    fixed.prep_qat_eval()
+    results["eval_output_fixed_range"] = fixed.eval()[0].detach().clone()
 
     # Model.train() with the labels filled instead of drawn.
     params = dict(net.named_parameters())

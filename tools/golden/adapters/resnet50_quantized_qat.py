@@ -12,6 +12,7 @@ MODE = "train"
 BATCH_SIZE = 2
 IMAGE_SIZE = 32
 DTYPE = "float32"
+QUANTIZED_KEYS = qat.QUANTIZED_KEYS
 NOTES = [n if "dropout" not in n else n.replace("; dropout off", "") for n in qat.NOTES]
 
 
