@@ -74,13 +74,14 @@ def deterministic_tensor(name, shape, dtype=None, offset=0.0, scale=1.0):
 
 
 def _perturbed(values, working_dtype):
-    """values * (1 +- eps), eps about one unit in the last place of the
-    adapter's working dtype. A float64 adapter that fills in float32 and
+    """values * (1 +- eps), eps about one rounding error of the adapter's
+    working dtype. A float64 adapter that fills in float32 and
     converts computes on exactly those float32 values on every machine, so
     only its float64 fills move."""
     if working_dtype == "float64" and values.dtype == np.float32:
         return values
-    eps = 1e-7 if values.dtype == np.float32 else 4e-16
+    # About one ulp: 1e-7 for float32, 2**-52 for float64.
+    eps = 1e-7 if values.dtype == np.float32 else 2.0**-52
     signs = np.where(np.arange(values.size) % 2 == 0, 1.0, -1.0).reshape(values.shape)
     return np.asarray(values.astype(np.float64) * (1.0 + eps * signs), dtype=values.dtype)
 

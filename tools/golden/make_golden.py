@@ -26,9 +26,10 @@ Conditioning. A golden file is read on other machines, whose vector kernels
 (ATen's, oneDNN's, MKL's, fbgemm's) round differently, so a key is kept only
 if it does not depend on them. Each adapter runs in a child process as
 recorded, then again under each of VARIANTS: an AVX2-only machine, the
-lowest kernels, and every filled tensor moved by one rounding step
-(fill.PERTURB_ENV). A key whose value moves in any variant by more than a
-tenth of the C++ test's tolerance (the same error measure as GoldenError in
+lowest kernels, and (float32 models: variants_for) every filled tensor moved
+by one rounding step (fill.PERTURB_ENV). A key whose value moves in any
+variant by more than a tenth of the C++ test's tolerance (the same error
+measure as GoldenError in
 lib/src/golden.cpp) is dropped, and the file says so in a note with the
 measured movement; the largest movement among the kept keys is noted too.
 An adapter whose keys all drop is refused. --no-conditioning skips the check
@@ -133,6 +134,21 @@ def run_child(name, variant, env_extra):
         return torch.load(out)
 
 
+def variants_for(adapter):
+    """VARIANTS, less "perturbed" for a float64 model. A one-ulp move of
+    every input breaks the exact ties a filled model has (equal values in a
+    max pool, equal IoUs in a target assignment), which another machine's
+    kernels keep: they compute equal values alike. In float32 that is the
+    price of catching chaotic chains the kernel switches on one machine do
+    not reproduce (resnet50_quantized_qat moved 2 steps on an AVX2 EPYC and
+    0 under them); in float64, whose bar sits six orders above rounding, it
+    only flagged ties (yolov3: 27 of 34 keys, moved 1e-8..3e-5, each stable
+    to 1.3e-11 under both kernel switches)."""
+    if adapter.DTYPE == "float64":
+        return {k: v for k, v in VARIANTS.items() if k != "perturbed"}
+    return VARIANTS
+
+
 def grid_step(tensor):
     """The step of the grid a dequantized int8 tensor lies on (its smallest
     gap between distinct values), or None when it holds fewer than two."""
@@ -194,8 +210,8 @@ def condition(adapter, results, variant_results):
             error = golden_error(base[key], summary(other[key])) if key in other else math.inf
             if error > movement.get(key, (-1.0, ""))[0]:
                 movement[key] = (error, variant)
-        if movement[key][0] > limit:
-            dropped[key] = f"moved {movement[key][0]:.2e} ({movement[key][1]})"
+            if error > limit:
+                dropped.setdefault(key, f"moved {error:.2e} ({variant})")
     kept = {k: v for k, v in results.items() if k not in dropped}
     if not kept:
         raise RuntimeError(f"{adapter.MODEL}: every key moves past {limit:g} across machines;"
@@ -205,8 +221,8 @@ def condition(adapter, results, variant_results):
     if floating:
         worst = max(floating, key=lambda k: movement[k][0])
         notes.append(f"conditioning: {len(floating)} keys kept, each moving at most {limit:g} (a"
-                     f" tenth of the tolerance) across {', '.join(VARIANTS)}; the largest,"
-                     f" {worst}, moved {movement[worst][0]:.2e}")
+                     f" tenth of the tolerance) across {', '.join(variant_results)}; the largest,"
+                     f" {worst}, moved {movement[worst][0]:.2e} ({movement[worst][1]})")
     for key, step in sorted(quantized.items()):
         notes.append(f"conditioning: {key} is int8 on a grid of {step:.6g}: compared in steps,"
                      f" at most {QUANTIZED_ALLOWED_STEPS} per sampled value and one per hundred"
@@ -294,7 +310,7 @@ def main(argv):
         adapter = importlib.import_module(f"adapters.{name}")
         if adapter.DTYPE not in TOLERANCE:
             raise ValueError(f"{name}: DTYPE {adapter.DTYPE!r} is not one of {sorted(TOLERANCE)}")
-        variants = {} if args.no_conditioning else VARIANTS
+        variants = {} if args.no_conditioning else variants_for(adapter)
         runs = {"recorded": {}, **variants}
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             futures = {
