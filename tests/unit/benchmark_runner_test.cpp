@@ -322,19 +322,29 @@ TEST_F(BenchmarkRunnerTest,
             Precision::kAmpBf16);
 }
 
+// The list reports each spec's reference counts (CountsTest proves the built
+// port equals them) and builds nothing: a model that throws when built is
+// listed all the same; a spec without counts is the error.
 TEST_F(BenchmarkRunnerTest, ListModelsJsonHasCountsAndErrors) {
   Registry registry;
-  ASSERT_TRUE(
-      registry.Add(Spec("bad"), MakeModel<ThrowsInSetup>(), "f", 1).ok());
-  ASSERT_TRUE(registry.Add(Spec("good"), MakeModel<GoodModel>(), "f", 2).ok());
+  ModelSpec uncounted = Spec("uncounted");
+  uncounted.reference_parameters = -1;
+  ASSERT_TRUE(registry.Add(uncounted, MakeModel<GoodModel>(), "f", 1).ok());
+  ModelSpec good = Spec("good");
+  good.reference_parameters = 12;
+  good.reference_buffers = 3;
+  ASSERT_TRUE(registry.Add(good, MakeModel<ThrowsInSetup>(), "f", 2).ok());
   std::ostringstream out;
   EXPECT_FALSE(ListModels(registry, "json", out));
   const std::string json = out.str();
   EXPECT_NE(json.find("\"name\": \"good\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"modes\": [\"Train\", \"Eval\"]"), std::string::npos);
-  EXPECT_NE(json.find("\"parameters\": 0"), std::string::npos);
-  EXPECT_NE(json.find("\"error\": \"cannot build this model\""),
-            std::string::npos);
+  EXPECT_NE(json.find("\"parameters\": 12, \"buffers\": 3"), std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"error\": \"the spec records no reference element "
+                      "counts\""),
+            std::string::npos)
+      << json;
 }
 
 }  // namespace
