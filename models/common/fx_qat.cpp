@@ -337,9 +337,9 @@ class QatClassifier final : public Model {
 
   // tools/golden/adapters/mobilenet_v2_quantized_qat.py's keys: the fresh
   // conversion (TorchBench's eval path), the same at fixed activation
-  // ranges, one train(), and a conversion
-  // inside it after backward. The fill covers weights and BatchNorm statistics;
-  // the observers go back to their initial state, and dropout is off.
+  // ranges, one train(), and a conversion inside it after backward. The fill
+  // covers weights and BatchNorm statistics; the observers go back to their
+  // initial state, and dropout is off.
   std::map<std::string, torch::Tensor> GoldenOutputs() override {
     constexpr int64_t kImageSize = 32;
     constexpr double kFixedRange = 4.0;

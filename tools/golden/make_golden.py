@@ -80,18 +80,6 @@ def sample_indices(numel):
     return out
 
 
-def summary_lines(key, tensor):
-    import torch
-
-    t = tensor.detach().to("cpu", torch.float64).contiguous()
-    shape = ",".join(str(d) for d in t.shape) if t.dim() > 0 else "-"
-    flat = t.reshape(-1)
-    max_abs = flat.abs().max().item() if flat.numel() else 0.0
-    lines = [f"tensor {key} {shape} {t.sum().item()!r} {t.abs().sum().item()!r} {max_abs!r}"]
-    lines += [f"sample {key} {i} {flat[i].item()!r}" for i in sample_indices(flat.numel())]
-    return lines
-
-
 def summary(tensor):
     """(shape, sum, abs_sum, max_abs, {index: value}) as the file records it."""
     import torch
@@ -101,6 +89,14 @@ def summary(tensor):
     samples = {i: flat[i].item() for i in sample_indices(flat.numel())}
     max_abs = flat.abs().max().item() if flat.numel() else 0.0
     return tuple(t.shape), t.sum().item(), t.abs().sum().item(), max_abs, samples
+
+
+def summary_lines(key, tensor):
+    shape, total, abs_sum, max_abs, samples = summary(tensor)
+    dims = ",".join(str(d) for d in shape) if shape else "-"
+    lines = [f"tensor {key} {dims} {total!r} {abs_sum!r} {max_abs!r}"]
+    lines += [f"sample {key} {i} {value!r}" for i, value in samples.items()]
+    return lines
 
 
 def golden_error(golden, actual):
