@@ -1,8 +1,19 @@
 # torchbench_set_warnings(<target>): the project's warnings on its own code,
 # -Werror with TORCHBENCH_ENABLE_WERROR (the CI preset).
 function(torchbench_set_warnings target)
+  # Specs are designated initializers naming only what differs from the
+  # defaults, which -Wextra's missing-field-initializers would flag.
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wshadow=local
-                         -Wno-unused-parameter)
+                         -Wno-unused-parameter -Wno-missing-field-initializers)
+  # GCC 12 at -O3 reports std::string copies it inlined as out of bounds or
+  # overlapping (GCC bugs 105651, 105329): which ones depends on what else a
+  # unity batch inlines, so -Werror broke on unrelated edits. GCC 13 fixed
+  # them.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND
+     CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+    target_compile_options(${target} PRIVATE -Wno-array-bounds
+                           -Wno-stringop-overflow -Wno-restrict)
+  endif()
   if(TORCHBENCH_ENABLE_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
