@@ -8,11 +8,11 @@
 
 #include <iostream>
 
-#include "torchbench/benchmark_runner.h"
+#include "program/benchmark_runner.h"
+#include "program/flags.h"
+#include "program/reporter.h"
 #include "torchbench/device.h"
-#include "torchbench/flags.h"
 #include "torchbench/registry.h"
-#include "torchbench/reporter.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // The torchbench program: every registered model as Google Benchmark
 // benchmarks named <model>/<Train|Eval>/batch_size:<N>.
-#include "torchbench/benchmark_runner.h"
+#include "program/run_main.h"
 
 int main(int argc, char** argv) {
-  return torchbench::TorchBenchMain(argc, argv);
+  return torchbench::RunMain(argc, argv, /*caller_benchmarks=*/false);
 }

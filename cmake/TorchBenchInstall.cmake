@@ -1,7 +1,8 @@
-# Installs the harness, the models (as object files, so their registrars
-# reach every downstream executable), the public headers, the torchbench
-# program and a TorchBench CMake package exporting TorchBench::harness and
-# TorchBench::models.
+# Installs the contract (TorchBench::harness and its headers, the only ones
+# installed), the models (as object files, so their registrars reach every
+# downstream executable), the program's machinery as a library without
+# headers (TorchBench::program, for RunBenchmarks), the torchbench program,
+# and a TorchBench CMake package exporting the three.
 include(CMakePackageConfigHelpers)
 
 # The installed program finds the libraries it was built against that lie
@@ -13,7 +14,7 @@ set_target_properties(torchbench PROPERTIES
   INSTALL_RPATH "${TORCH_INSTALL_PREFIX}/lib"
   INSTALL_RPATH_USE_LINK_PATH ON)
 
-install(TARGETS torchbench_harness torchbench_models torchbench
+install(TARGETS torchbench_harness torchbench_models torchbench_program torchbench
   EXPORT TorchBenchTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

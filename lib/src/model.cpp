@@ -97,14 +97,6 @@ const std::string* ModelSpec::UnsupportedReason(
   return nullptr;
 }
 
-torch::Tensor Model::Forward(const std::vector<torch::Tensor>& /*inputs*/) {
-  TORCH_CHECK(false, "this model has no Python reference forward");
-}
-
-std::map<std::string, torch::Tensor> Model::GoldenOutputs() {
-  TORCH_CHECK(false, "this model has no golden outputs");
-}
-
 ElementCounts CountElements(const torch::nn::Module& module) {
   ElementCounts counts;
   for (const auto& p : module.parameters(/*recurse=*/true)) {

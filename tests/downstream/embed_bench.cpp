@@ -3,7 +3,7 @@
 // shows. TorchBench's benchmarks keep the torchbench program's names,
 // counters and exit codes.
 #include <benchmark/benchmark.h>
-#include <torchbench/torchbench.h>
+#include <torchbench/run_benchmarks.h>
 
 #include <cstdint>
 #include <vector>

@@ -9,8 +9,8 @@
 #include <functional>
 #include <thread>
 
+#include "program/run_main.h"
 #include "torchbench/amp.h"
-#include "torchbench/benchmark_runner.h"
 #include "torchbench/registry.h"
 
 namespace torchbench {
@@ -74,5 +74,5 @@ const bool registered = [] {
 }  // namespace torchbench
 
 int main(int argc, char** argv) {
-  return torchbench::TorchBenchMain(argc, argv);
+  return torchbench::RunMain(argc, argv, /*caller_benchmarks=*/false);
 }

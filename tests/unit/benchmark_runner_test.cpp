@@ -1,4 +1,4 @@
-#include "torchbench/benchmark_runner.h"
+#include "program/benchmark_runner.h"
 
 #include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "program/filters.h"
+#include "program/list_models.h"
 #include "torchbench/memory.h"
 
 namespace torchbench {
@@ -94,7 +96,7 @@ class BenchmarkRunnerTest : public ::testing::Test {
     static char* argv[] = {arg0, arg1, nullptr};
     int argc = 2;
     benchmark::Initialize(&argc, argv);
-    InstallCpuMemoryCounter();  // As TorchBenchMain does.
+    InstallCpuMemoryCounter();  // As RunMain does.
   }
   void TearDown() override {
     benchmark::ClearRegisteredBenchmarks();

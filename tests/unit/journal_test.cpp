@@ -1,10 +1,11 @@
-#include "torchbench/journal.h"
+#include "program/journal.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace torchbench {
@@ -61,6 +62,33 @@ TEST(JournalTest, RecordsRoundTripEveryReportedField) {
     EXPECT_EQ(b.counters.at("items_per_second").value, 1.0 / 3.0);
   }
   EXPECT_TRUE(std::isnan(back->runs[1].counters.at("params").value));
+}
+
+// Non-finite doubles are written as Google Benchmark writes them (bare NaN,
+// Infinity, -Infinity: not JSON) and read back; the same text inside a
+// string stays text.
+TEST(JournalTest, NonFiniteValuesRoundTripAsGoogleBenchmarkWritesThem) {
+  BenchmarkRun run = MakeRun("m/Eval/batch_size:1", 0);
+  run.report_label = "NaN Infinity -Infinity";
+  run.real_accumulated_time = std::numeric_limits<double>::infinity();
+  run.counters["nan"] = benchmark::Counter(std::nan(""));
+  run.counters["neg_inf"] =
+      benchmark::Counter(-std::numeric_limits<double>::infinity());
+  const std::string line = RecordToJson({"m/Eval/batch_size:1", {run}});
+  EXPECT_NE(line.find("\"real_accumulated_time\": Infinity,"),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find("\"nan\": [NaN, "), std::string::npos) << line;
+  EXPECT_NE(line.find("\"neg_inf\": [-Infinity, "), std::string::npos) << line;
+  auto back = RecordFromJson(line);
+  ASSERT_TRUE(back.ok()) << back.status();
+  const BenchmarkRun& b = back->runs.at(0);
+  EXPECT_EQ(b.report_label, run.report_label);
+  EXPECT_EQ(b.real_accumulated_time, std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(b.counters.at("nan").value));
+  EXPECT_EQ(b.counters.at("neg_inf").value,
+            -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(b.counters.at("items_per_second").value, 1.0 / 3.0);
 }
 
 TEST(JournalTest, ErrorRecordSetsEveryIndex) {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "program/op_counter.h"
 #include "torchbench/golden.h"
-#include "torchbench/op_counter.h"
 
 namespace torchbench::optim {
 namespace {

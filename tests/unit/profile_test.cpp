@@ -1,4 +1,4 @@
-#include "torchbench/profile.h"
+#include "program/profile.h"
 
 #include <ATen/record_function.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "json.h"
-#include "torchbench/op_counter.h"
+#include "program/op_counter.h"
 #include "torchbench/registry.h"
 
 namespace torchbench {
@@ -103,11 +103,11 @@ TEST(ProfileTest, GpuCountersAndTablesFromASummary) {
   EXPECT_NE(table.find("gemm"), std::string::npos);
   EXPECT_EQ(table.find("relu"), std::string::npos);  // top 1 only
   EXPECT_NE(table.find("device ms"), std::string::npos);
-  auto json = json::Parse(ProfileJson("m/Train/batch_size:1", s, c, 1));
-  ASSERT_TRUE(json.ok()) << json.status().message();
-  ASSERT_NE(json->Find("top_kernels"), nullptr);
-  EXPECT_EQ(json->Find("top_kernels")->array.size(), 1u);
-  EXPECT_DOUBLE_EQ(json->Find("counters")->NumberOr("gpu_idle_pct", -1), 30);
+  auto doc = json::Parse(ProfileJson("m/Train/batch_size:1", s, c, 1));
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  ASSERT_TRUE(doc->contains("top_kernels"));
+  EXPECT_EQ(doc->at("top_kernels").size(), 1u);
+  EXPECT_DOUBLE_EQ(json::NumberOr(doc->at("counters"), "gpu_idle_pct", -1), 30);
 }
 
 TEST(ProfileTest, CpuCountersTraceAndTables) {
@@ -155,18 +155,17 @@ TEST(ProfileTest, CpuCountersTraceAndTables) {
   const std::string base = (dir / "tiny_Train_batch_size_2").string();
   auto trace = json::Parse(ReadFile(base + ".pt.trace.json"));
   ASSERT_TRUE(trace.ok()) << trace.status().message();
-  const json::Json* events = trace->Find("traceEvents");
-  ASSERT_NE(events, nullptr);
+  ASSERT_TRUE(trace->contains("traceEvents"));
   int steps = 0;
-  for (const json::Json& e : events->array) {
-    if (e.StringOr("name", "").rfind("ProfilerStep#", 0) == 0) ++steps;
+  for (const nlohmann::ordered_json& e : trace->at("traceEvents")) {
+    if (json::StringOr(e, "name", "").rfind("ProfilerStep#", 0) == 0) ++steps;
   }
   EXPECT_EQ(steps, 3);  // K analyzed + the one HTA drops
   auto profile = json::Parse(ReadFile(base + ".profile.json"));
   ASSERT_TRUE(profile.ok()) << profile.status().message();
-  EXPECT_EQ(profile->NumberOr("steps", 0), 2);
-  ASSERT_NE(profile->Find("top_ops_host"), nullptr);
-  EXPECT_FALSE(profile->Find("top_ops_host")->array.empty());
+  EXPECT_EQ(json::NumberOr(*profile, "steps", 0), 2);
+  ASSERT_TRUE(profile->contains("top_ops_host"));
+  EXPECT_FALSE(profile->at("top_ops_host").empty());
   const std::string table = ReadFile(base + ".profile.txt");
   EXPECT_NE(table.find("top ops by self host time"), std::string::npos);
   EXPECT_NE(table.find("optimizer"), std::string::npos);

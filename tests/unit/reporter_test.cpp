@@ -1,4 +1,4 @@
-#include "torchbench/reporter.h"
+#include "program/reporter.h"
 
 #include <gtest/gtest.h>
 

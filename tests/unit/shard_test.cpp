@@ -1,4 +1,4 @@
-#include "torchbench/shard.h"
+#include "program/shard.h"
 
 #include <gtest/gtest.h>
 
@@ -93,6 +93,17 @@ TEST(ShardTest, ReadsModelCostsFromResults) {
   ASSERT_TRUE(costs.ok()) << costs.status();
   EXPECT_DOUBLE_EQ(costs->at("m"), 1.0 + 0.2);  // Setup + 100 x 2 ms.
   EXPECT_DOUBLE_EQ(costs->at("n"), 1.0);
+  // Google Benchmark writes a NaN or infinite counter (a cv of 0/0) as a
+  // bare NaN or Infinity, which JSON lacks.
+  std::ofstream(path) << R"({"context": {}, "benchmarks": [
+    {"name": "m/Eval/batch_size:1", "run_name": "m/Eval/batch_size:1",
+     "run_type": "iteration", "repetition_index": 0, "iterations": 100,
+     "real_time": 2.0, "time_unit": "ms", "tflops": NaN, "x": -Infinity},
+    {"name": "m/Eval/batch_size:1_cv", "run_name": "m/Eval/batch_size:1",
+     "run_type": "aggregate", "real_time": Infinity, "time_unit": "ms"}]})";
+  costs = ReadModelCosts(path);
+  ASSERT_TRUE(costs.ok()) << costs.status();
+  EXPECT_DOUBLE_EQ(costs->at("m"), 1.0 + 0.2);
   std::ofstream(path) << "{not json";
   EXPECT_FALSE(ReadModelCosts(path).ok());
   EXPECT_FALSE(ReadModelCosts(path + ".missing").ok());

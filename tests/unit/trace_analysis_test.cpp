@@ -1,4 +1,4 @@
-#include "torchbench/trace_analysis.h"
+#include "program/trace_analysis.h"
 
 #include <gtest/gtest.h>
 

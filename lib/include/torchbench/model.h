@@ -9,10 +9,12 @@
 //    public:
 //     explicit MyModel(const torchbench::ModelConfig& config);
 //     torch::Tensor Step() override;           // one step of config.mode
-//     torch::nn::Module& module() override;    // everything the reference
-//     counts
+//     torch::nn::Module& module() override;    // what the reference counts
 //   };
-//   TORCHBENCH_REGISTER_MODEL(kMySpec, torchbench::MakeModel<MyModel>);
+//   TORCHBENCH_REGISTER_MODEL(MySpec(), torchbench::MakeModel<MyModel>());
+//
+// What the tests check beyond the step (golden outputs, a forward against a
+// Python package) is a separate interface, torchbench/checks.h.
 //
 // For the harness's precisions a model makes its floating inputs in
 // config.dtype() (drawn in fp32, then converted, as TorchBench's half path
@@ -123,22 +125,6 @@ class Model {
   // counts (for models with several networks, a root that registers them
   // all).
   virtual torch::nn::Module& module() = 0;
-
-  // Runs the reference's forward (module(*inputs) in Python) on given
-  // inputs, for fidelity tests against a Python reference package. Models
-  // without a Python reference keep the default, which throws.
-  virtual torch::Tensor Forward(const std::vector<torch::Tensor>& inputs);
-
-  // Runs the computation a golden file records (ModelSpec::golden_file), for
-  // the golden test: the harness built the model for the file's mode and
-  // batch size and filled every parameter and buffer with
-  // DeterministicFill. The model makes its inputs with DeterministicTensor /
-  // DeterministicIntegers under the names its tools/golden/ adapter uses,
-  // runs what the reference runs (forward; loss and backward where it
-  // defines them) with its randomness off, and returns the tensors by the
-  // golden file's keys ("output", "loss", "grad:<parameter>", ...). Models
-  // without a golden file keep the default, which throws.
-  virtual std::map<std::string, torch::Tensor> GoldenOutputs();
 };
 
 using ModelFactory =
@@ -152,8 +138,76 @@ ModelFactory MakeModel() {
   };
 }
 
+// What the CPU tests check of a model and how (tests/models/): none of it
+// changes what the program runs.
+struct ModelChecks {
+  // A Python package the reference can be built from, as
+  // "<package>:<name>" ("torchvision:resnet50", "timm:vit_small_patch16_224",
+  // "transformers:<config>"), or empty. When set, the fidelity test builds it
+  // with tools/make_reference.py, loads its weights into module() by name
+  // and compares FidelityCheck::Forward() outputs (checks.h) on
+  // reference_input_shape.
+  std::string python_reference;
+  std::vector<int64_t> reference_input_shape;
+
+  // The golden file under tests/golden/ (e.g. "dlrm.golden") made from the
+  // reference's own code by tools/golden/make_golden.py, for models without
+  // a pip reference. The golden test runs GoldenCheck::GoldenOutputs()
+  // (checks.h) against it.
+  std::string golden_file;
+  // Set only when a model has neither python_reference nor golden_file: why
+  // its outputs cannot be checked against the reference.
+  std::string no_reference_check;
+
+  // Smallest batch the CPU tests use (ignored when fixed_batch_size).
+  int64_t test_batch_size = 2;
+
+  // Empty when a Train step must change some parameter (the smoke test
+  // checks it); otherwise why the reference's own step may leave every
+  // parameter unchanged (e.g. a dead final ReLU under the seed).
+  std::string train_may_not_update;
+
+  // Empty when an Eval step must leave every parameter and buffer unchanged
+  // (the smoke test checks it); otherwise why the reference's eval() itself
+  // trains (maml's eval() is a full meta-training step).
+  std::string eval_changes_state;
+
+  // Empty when the CPU smoke test runs this model; otherwise why it cannot
+  // on a 2-core, 24 GB CI machine (what covers it instead).
+  std::string skip_cpu_smoke_test;
+
+  // Modes whose fp16 and amp_fp16 steps the CPU precision test leaves out,
+  // and why (measured): CPUs without native fp16 matrix units run LibTorch's
+  // slow fp16 GEMM, minutes per step for the largest models. The program
+  // still runs them; bf16 and amp_bf16 are tested for every model.
+  std::vector<Mode> skip_cpu_fp16_test_modes;
+  std::string skip_cpu_fp16_test_reason;
+};
+
+// A precision a model cannot run, and why; the harness skips those
+// instances with one line naming the reason.
+struct PrecisionLimit {
+  Precision precision;
+  std::string reason;
+  // Only on the CPU (a kernel LibTorch has on CUDA but not on the CPU).
+  bool cpu_only = false;
+  // Only in this mode; every mode when unset.
+  std::optional<Mode> mode = std::nullopt;
+};
+
 // Metadata a model registers beside its factory (TorchBench's metadata.yaml
-// and __init__.py class attributes).
+// and __init__.py class attributes). An aggregate, in the order a model
+// states it: families fill what TorchBench's base classes set
+// (models/common/families.h) and a model names only what is its own, with
+// designated initializers:
+//
+//   TORCHBENCH_REGISTER_MODEL(
+//       TorchVisionSpec({.name = "alexnet",
+//                        .train_batch_size = 128,
+//                        .eval_batch_size = 128,
+//                        .reference_parameters = 61100840,
+//                        .reference_buffers = 0}),
+//       MakeModel<AlexNet>());
 struct ModelSpec {
   std::string name;       // TorchBench folder name, e.g. "resnet50".
   std::string domain;     // "vision", "nlp", "recommendation", "rl", ...
@@ -170,8 +224,6 @@ struct ModelSpec {
   int64_t min_train_batch_size = 1;
   int64_t min_eval_batch_size = 1;
   std::string min_batch_size_reason;
-  // Smallest batch the CPU tests use (ignored when fixed_batch_size).
-  int64_t test_batch_size = 2;
   // Whether --torchbench_channels_last applies (4-D image inputs).
   bool supports_channels_last = false;
 
@@ -182,60 +234,17 @@ struct ModelSpec {
   int64_t reference_parameters = -1;
   int64_t reference_buffers = -1;
 
-  // Empty when a Train step must change some parameter (the smoke test
-  // checks it); otherwise why the reference's own step may leave every
-  // parameter unchanged (e.g. a dead final ReLU under the seed).
-  std::string train_may_not_update;
-
-  // Empty when an Eval step must leave every parameter and buffer unchanged
-  // (the smoke test checks it); otherwise why the reference's eval() itself
-  // trains (maml's eval() is a full meta-training step).
-  std::string eval_changes_state;
-
-  // Empty when the CPU smoke test runs this model; otherwise why it cannot
-  // on a 2-core, 24 GB CI machine (what covers it instead).
-  std::string skip_cpu_smoke_test;
-
-  // A Python package the reference can be built from, as
-  // "<package>:<name>" ("torchvision:resnet50", "timm:vit_small_patch16_224",
-  // "transformers:<config>"), or empty. When set, the fidelity test builds it
-  // with tools/make_reference.py, loads its weights into module() by name
-  // and compares Forward() outputs on reference_input_shape.
-  std::string python_reference;
-  std::vector<int64_t> reference_input_shape;
-
-  // The golden file under tests/golden/ (e.g. "dlrm.golden") made from the
-  // reference's own code by tools/golden/make_golden.py, for models without
-  // a pip reference. The golden test runs GoldenOutputs() against it.
-  std::string golden_file;
-  // Set only when a model has neither python_reference nor golden_file: why
-  // its outputs cannot be checked against the reference.
-  std::string no_reference_check;
-
   // TorchBench's DEFAULT_TRAIN_CUDA_PRECISION / DEFAULT_EVAL_CUDA_PRECISION
   // (its "amp" is amp_fp16): what --torchbench_precision=default runs on
   // CUDA. Every model runs fp32 by default on the CPU, as in TorchBench.
   Precision default_cuda_train_precision = Precision::kFp32;
   Precision default_cuda_eval_precision = Precision::kFp32;
 
-  // Precisions this model cannot run, each with why; the harness skips
-  // those instances with one line naming the reason.
-  struct PrecisionLimit {
-    Precision precision;
-    std::string reason;
-    // Only on the CPU (a kernel LibTorch has on CUDA but not on the CPU).
-    bool cpu_only = false;
-    // Only in this mode; every mode when unset.
-    std::optional<Mode> mode = std::nullopt;
-  };
+  // Precisions this model cannot run, each with why.
   std::vector<PrecisionLimit> unsupported_precisions;
 
-  // Modes whose fp16 and amp_fp16 steps the CPU precision test leaves out,
-  // and why (measured): CPUs without native fp16 matrix units run LibTorch's
-  // slow fp16 GEMM, minutes per step for the largest models. The program
-  // still runs them; bf16 and amp_bf16 are tested for every model.
-  std::vector<Mode> skip_cpu_fp16_test_modes;
-  std::string skip_cpu_fp16_test_reason;
+  // What the tests check and how.
+  ModelChecks checks;
 
   // Returns whether `mode` is supported.
   bool Supports(Mode mode) const;

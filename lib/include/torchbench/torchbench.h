@@ -14,21 +14,24 @@
 //   int64_t params = (*instance)->counts().parameters;
 //   const torchbench::ModelSpec& spec = (*instance)->spec();
 //
-// or runs TorchBench's benchmarks beside its own Google Benchmark ones:
-//
-//   int main(int argc, char** argv) {
-//     return torchbench::RunBenchmarks(argc, argv);
-//   }
+// To run TorchBench's benchmarks beside your own Google Benchmark ones, see
+// torchbench/run_benchmarks.h (the program's entry point, declared in the
+// contract and defined by TorchBench::program; this header leaves it out).
 #ifndef TORCHBENCH_TORCHBENCH_H_
 #define TORCHBENCH_TORCHBENCH_H_
 
-#include "torchbench/amp.h"               // IWYU pragma: export
-#include "torchbench/benchmark_runner.h"  // IWYU pragma: export
-#include "torchbench/device.h"            // IWYU pragma: export
-#include "torchbench/instance.h"          // IWYU pragma: export
-#include "torchbench/model.h"             // IWYU pragma: export
-#include "torchbench/op_counter.h"        // IWYU pragma: export
-#include "torchbench/optim.h"             // IWYU pragma: export
-#include "torchbench/registry.h"          // IWYU pragma: export
+#include "torchbench/amp.h"                 // IWYU pragma: export
+#include "torchbench/checks.h"              // IWYU pragma: export
+#include "torchbench/deterministic_fill.h"  // IWYU pragma: export
+#include "torchbench/device.h"              // IWYU pragma: export
+#include "torchbench/golden.h"              // IWYU pragma: export
+#include "torchbench/instance.h"            // IWYU pragma: export
+#include "torchbench/memory.h"              // IWYU pragma: export
+#include "torchbench/model.h"               // IWYU pragma: export
+#include "torchbench/optim.h"               // IWYU pragma: export
+#include "torchbench/process_group.h"       // IWYU pragma: export
+#include "torchbench/registry.h"            // IWYU pragma: export
+#include "torchbench/vision_ops.h"          // IWYU pragma: export
+#include "torchbench/weights.h"             // IWYU pragma: export
 
 #endif  // TORCHBENCH_TORCHBENCH_H_

@@ -1,4 +1,4 @@
-// File: torchbench/op_counter.h
+// File: program/op_counter.h
 //
 // Counts the ATen operators the calling thread dispatches while a counter
 // is alive, through LibTorch's RecordFunction callbacks (what the profiler
@@ -17,8 +17,8 @@
 //   instance.Step();
 //   std::cout << ops.top_level_ops() << " ops, of which "
 //             << ops.optimizer_ops() << " in optimizer steps\n";
-#ifndef TORCHBENCH_OP_COUNTER_H_
-#define TORCHBENCH_OP_COUNTER_H_
+#ifndef TORCHBENCH_PROGRAM_OP_COUNTER_H_
+#define TORCHBENCH_PROGRAM_OP_COUNTER_H_
 
 #include <cstdint>
 
@@ -48,4 +48,4 @@ class OpCounter {
 
 }  // namespace torchbench
 
-#endif  // TORCHBENCH_OP_COUNTER_H_
+#endif  // TORCHBENCH_PROGRAM_OP_COUNTER_H_

@@ -1,4 +1,4 @@
-#include "torchbench/benchmark_runner.h"
+#include "program/benchmark_runner.h"
 
 #include <benchmark/benchmark.h>
 #include <c10/util/Exception.h>
@@ -18,16 +18,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "json.h"
-#include "torchbench/context.h"
+#include "program/context.h"
+#include "program/filters.h"
+#include "program/isolation.h"
+#include "program/journal.h"
+#include "program/op_counter.h"
+#include "program/profile.h"
+#include "program/reporter.h"
 #include "torchbench/device.h"
 #include "torchbench/instance.h"
-#include "torchbench/isolation.h"
-#include "torchbench/journal.h"
 #include "torchbench/memory.h"
-#include "torchbench/op_counter.h"
-#include "torchbench/profile.h"
-#include "torchbench/reporter.h"
 
 namespace torchbench {
 namespace {
@@ -206,8 +206,6 @@ void RunInstance(benchmark::State& state, const RegisteredModel* entry,
   state.SetLabel(Label(*instance));
 }
 
-std::string Quote(const std::string& s) { return json::Quote(s); }
-
 }  // namespace
 
 std::vector<int64_t> ResolveBatchSizes(const ModelSpec& spec, Mode mode,
@@ -321,121 +319,8 @@ std::vector<std::string> RegisterModelBenchmarks(
   return names;
 }
 
-std::string EscapeRegex(const std::string& text) {
-  std::string e;
-  for (char c : text) {
-    if (std::string_view(".[]()*+?{}|^$\\").find(c) != std::string_view::npos) {
-      e += '\\';
-    }
-    e += c;
-  }
-  return e;
-}
-
-std::string GoogleBenchmarkFilter(const std::string& filter,
-                                  const std::vector<std::string>& registered) {
-  if (filter.empty() || filter == "all") return "all";
-  // A negative filter already spared every registered name; the caller's
-  // own benchmarks see it unchanged.
-  if (filter.front() == '-' || registered.empty()) return filter;
-  std::vector<std::string> escaped;
-  escaped.reserve(registered.size());
-  for (const std::string& name : registered) {
-    escaped.push_back(EscapeRegex(name));
-  }
-  return absl::StrCat("^(", absl::StrJoin(escaped, "|"), ")/manual_time$|",
-                      filter);
-}
-
-std::string FilterError(const std::string& filter) {
-  if (filter.empty() || filter == "all") return "";
-  try {
-    const std::regex re(filter.front() == '-' ? filter.substr(1) : filter,
-                        std::regex::extended);
-  } catch (const std::regex_error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool FilterSelects(const std::string& filter, const std::string& name) {
-  if (filter.empty() || filter == "all") return true;
-  const bool negate = filter.front() == '-';
-  const std::string pattern = negate ? filter.substr(1) : filter;
-  try {
-    const std::regex re(pattern, std::regex::extended);
-    return std::regex_search(name, re) != negate;
-  } catch (const std::regex_error&) {
-    return true;  // Google Benchmark reports a bad pattern itself.
-  }
-}
-
 int ErroredInstances() { return errored_instances.load(); }
 
 void ReleaseLiveInstance() { LiveInstance().Release(); }
-
-bool ListModels(const Registry& registry, const std::string& format,
-                std::ostream& out) {
-  bool ok = true;
-  const bool json = format == "json";
-  if (json) {
-    out << "[";
-  } else {
-    out << absl::StrCat(
-        "name", std::string(22, ' '), "domain", std::string(10, ' '),
-        "modes         batch(T/E)    parameters     buffers  reference\n");
-  }
-  bool first = true;
-  for (const RegisteredModel* entry : registry.List()) {
-    const ModelSpec& spec = entry->spec;
-    // The reference's figures, which the built port equals (CountsTest):
-    // listing builds nothing, so it answers at once (building all 84 took
-    // 52 s on one core).
-    ElementCounts counts;
-    counts.parameters = spec.reference_parameters;
-    counts.buffers = spec.reference_buffers;
-    std::string error;
-    if (counts.parameters < 0 || counts.buffers < 0) {
-      error = "the spec records no reference element counts";
-      ok = false;
-    }
-    std::vector<std::string> modes;
-    for (Mode m : spec.modes) modes.push_back(ModeName(m));
-    if (json) {
-      std::vector<std::string> quoted;
-      for (const auto& m : modes) quoted.push_back(Quote(m));
-      out << (first ? "\n" : ",\n") << "  {\"name\": " << Quote(spec.name)
-          << ", \"domain\": " << Quote(spec.domain)
-          << ", \"task\": " << Quote(spec.task)
-          << ", \"reference\": " << Quote(spec.reference) << ", \"modes\": ["
-          << absl::StrJoin(quoted, ", ") << "]"
-          << ", \"train_batch_size\": " << spec.train_batch_size
-          << ", \"eval_batch_size\": " << spec.eval_batch_size
-          << ", \"fixed_batch_size\": "
-          << (spec.fixed_batch_size ? "true" : "false")
-          << ", \"min_train_batch_size\": " << spec.MinBatchSize(Mode::kTrain)
-          << ", \"min_eval_batch_size\": " << spec.MinBatchSize(Mode::kEval)
-          << ", \"parameters\": " << counts.parameters
-          << ", \"buffers\": " << counts.buffers;
-      if (!error.empty()) out << ", \"error\": " << Quote(error);
-      out << "}";
-    } else {
-      char line[512];
-      std::snprintf(
-          line, sizeof(line), "%-26s%-16s%-12s%6lld/%-9lld%12lld%12lld  %s\n",
-          spec.name.c_str(), spec.domain.c_str(),
-          absl::StrJoin(modes, ",").c_str(),
-          static_cast<long long>(spec.train_batch_size),
-          static_cast<long long>(spec.eval_batch_size),
-          static_cast<long long>(counts.parameters),
-          static_cast<long long>(counts.buffers), spec.reference.c_str());
-      out << line;
-      if (!error.empty()) out << "  error: " << error << "\n";
-    }
-    first = false;
-  }
-  out << (json ? "\n]\n" : "");
-  return ok;
-}
 
 }  // namespace torchbench

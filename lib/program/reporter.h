@@ -1,12 +1,12 @@
-// File: torchbench/reporter.h
+// File: program/reporter.h
 //
 // Google Benchmark appends "/manual_time" to the name of every benchmark
 // timed with UseManualTime(). TorchBench names are exactly
 // <model>/<Train|Eval>/batch_size:<N>, so the harness reports through
 // reporters that drop that suffix, for the console and for --benchmark_out
 // alike, while honouring Google Benchmark's output flags.
-#ifndef TORCHBENCH_REPORTER_H_
-#define TORCHBENCH_REPORTER_H_
+#ifndef TORCHBENCH_PROGRAM_REPORTER_H_
+#define TORCHBENCH_PROGRAM_REPORTER_H_
 
 #include <benchmark/benchmark.h>
 
@@ -63,4 +63,4 @@ Reporters MakeReporters(int argc, char** argv, OwnsBenchmark owns = nullptr,
 
 }  // namespace torchbench
 
-#endif  // TORCHBENCH_REPORTER_H_
+#endif  // TORCHBENCH_PROGRAM_REPORTER_H_

@@ -1,7 +1,9 @@
 // A self-contained reader of the safetensors format
 // (https://github.com/huggingface/safetensors, "Format" section) and a
-// by-name state_dict loader. The header parser is a small strict JSON
-// parser so that the project needs nothing beyond LibTorch and abseil.
+// by-name state_dict loader. The header is read with nlohmann/json (json.h),
+// which LibTorch's headers need anyway.
+#include "torchbench/weights.h"
+
 #include <torch/types.h>
 #include <torch/utils.h>
 
@@ -23,13 +25,19 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "json.h"
-#include "torchbench/weights.h"
 
 namespace torchbench {
 namespace {
 
-using json::Json;
-using json::KindName;
+using Json = nlohmann::ordered_json;
+
+// "null", "a boolean", "a number", "a string", "an array", "an object": for
+// messages.
+std::string KindName(const Json& j) {
+  if (j.is_null()) return "null";
+  return absl::StrCat(j.is_array() || j.is_object() ? "an " : "a ",
+                      j.type_name());
+}
 
 static_assert(std::endian::native == std::endian::little,
               "safetensors data is little-endian; this reader copies it "
@@ -76,45 +84,46 @@ absl::StatusOr<TensorEntry> ParseEntry(const std::string& name,
     return absl::InvalidArgumentError(
         absl::StrCat("tensor \"", name, "\": ", what));
   };
-  if (info.kind != Json::Kind::kObject) {
+  if (!info.is_object()) {
     return bad(
-        absl::StrCat("entry is ", KindName(info.kind), ", expected an object"));
+        absl::StrCat("entry is ", KindName(info), ", expected an object"));
   }
-  const Json* dtype = info.Find("dtype");
-  const Json* shape = info.Find("shape");
-  const Json* offsets = info.Find("data_offsets");
-  if (dtype == nullptr || shape == nullptr || offsets == nullptr) {
+  const auto dtype = info.find("dtype");
+  const auto shape = info.find("shape");
+  const auto offsets = info.find("data_offsets");
+  if (dtype == info.end() || shape == info.end() || offsets == info.end()) {
     return bad("needs \"dtype\", \"shape\" and \"data_offsets\"");
   }
   TensorEntry entry;
   entry.name = name;
-  if (dtype->kind != Json::Kind::kString) return bad("dtype is not a string");
-  entry.dtype = FindDType(dtype->string);
+  if (!dtype->is_string()) return bad("dtype is not a string");
+  const std::string& dtype_name = dtype->get_ref<const std::string&>();
+  entry.dtype = FindDType(dtype_name);
   if (entry.dtype == nullptr) {
     return bad(absl::StrCat(
-        "unsupported dtype \"", dtype->string,
+        "unsupported dtype \"", dtype_name,
         "\" (supported: F32, F64, F16, BF16, I64, I32, I8, U8, BOOL)"));
   }
-  if (shape->kind != Json::Kind::kArray) return bad("shape is not an array");
+  if (!shape->is_array()) return bad("shape is not an array");
   // The element count, kept below 2^62 so that byte counts cannot overflow.
   constexpr uint64_t kLimit = uint64_t{1} << 62;
   uint64_t numel = 1;
-  for (const Json& dim : shape->array) {
-    if (dim.kind != Json::Kind::kNumber || !dim.is_uint || dim.uint >= kLimit) {
-      return bad("shape must hold non-negative integers");
-    }
-    if (dim.uint != 0 && numel > kLimit / dim.uint) {
-      return bad("shape is too large");
-    }
-    numel *= dim.uint;
-    entry.shape.push_back(static_cast<int64_t>(dim.uint));
+  for (const Json& dim : *shape) {
+    // nlohmann/json reads every non-negative integer literal that fits as
+    // unsigned.
+    const uint64_t d = dim.is_number_unsigned() ? dim.get<uint64_t>() : kLimit;
+    if (d >= kLimit) return bad("shape must hold non-negative integers");
+    if (d != 0 && numel > kLimit / d) return bad("shape is too large");
+    numel *= d;
+    entry.shape.push_back(static_cast<int64_t>(d));
   }
-  if (offsets->kind != Json::Kind::kArray || offsets->array.size() != 2 ||
-      !offsets->array[0].is_uint || !offsets->array[1].is_uint) {
+  if (!offsets->is_array() || offsets->size() != 2 ||
+      !(*offsets)[0].is_number_unsigned() ||
+      !(*offsets)[1].is_number_unsigned()) {
     return bad("data_offsets must be two non-negative integers");
   }
-  entry.begin = offsets->array[0].uint;
-  entry.end = offsets->array[1].uint;
+  entry.begin = (*offsets)[0].get<uint64_t>();
+  entry.end = (*offsets)[1].get<uint64_t>();
   if (entry.begin > entry.end || entry.end > data_size) {
     return bad(absl::StrCat("data_offsets [", entry.begin, ", ", entry.end,
                             "] out of range of the ", data_size,
@@ -122,8 +131,7 @@ absl::StatusOr<TensorEntry> ParseEntry(const std::string& name,
   }
   if (entry.end - entry.begin != numel * entry.dtype->item_size) {
     return bad(absl::StrCat("data_offsets span ", entry.end - entry.begin,
-                            " bytes but ", dtype->string,
-                            " of this shape needs ",
+                            " bytes but ", dtype_name, " of this shape needs ",
                             numel * entry.dtype->item_size));
   }
   return entry;
@@ -183,16 +191,16 @@ absl::StatusOr<std::map<std::string, torch::Tensor>> ReadSafetensors(
   }
   absl::StatusOr<Json> json = json::Parse(header);
   if (!json.ok()) return bad(absl::StrCat("header: ", json.status().message()));
-  if (json->kind != Json::Kind::kObject) {
-    return bad(absl::StrCat("header is ", KindName(json->kind),
-                            ", expected an object"));
+  if (!json->is_object()) {
+    return bad(
+        absl::StrCat("header is ", KindName(*json), ", expected an object"));
   }
 
   const uint64_t data_size = file_size - 8 - header_size;
   std::vector<TensorEntry> entries;
-  for (const auto& [name, info] : json->object) {
+  for (const auto& [name, info] : json->items()) {
     if (name == "__metadata__") {
-      if (info.kind != Json::Kind::kObject) {
+      if (!info.is_object()) {
         return bad("__metadata__ is not an object");
       }
       continue;

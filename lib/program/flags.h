@@ -1,10 +1,10 @@
-// File: torchbench/flags.h
+// File: program/flags.h
 //
 // The harness's own command-line flags, all spelled --torchbench_*. They are
 // taken out of argv before Google Benchmark reads the rest, so every
 // --benchmark_* flag keeps working.
-#ifndef TORCHBENCH_FLAGS_H_
-#define TORCHBENCH_FLAGS_H_
+#ifndef TORCHBENCH_PROGRAM_FLAGS_H_
+#define TORCHBENCH_PROGRAM_FLAGS_H_
 
 #include <cstdint>
 #include <optional>
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "program/shard.h"
 #include "torchbench/model.h"
-#include "torchbench/shard.h"
 
 namespace torchbench {
 
@@ -87,4 +87,4 @@ std::string HarnessFlagsHelp();
 
 }  // namespace torchbench
 
-#endif  // TORCHBENCH_FLAGS_H_
+#endif  // TORCHBENCH_PROGRAM_FLAGS_H_

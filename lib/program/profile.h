@@ -1,4 +1,4 @@
-// File: torchbench/profile.h
+// File: program/profile.h
 //
 // The profiling pass (--torchbench_profile): after an instance's timed loop,
 // never inside it, K more steps run under LibTorch's Kineto profiler, each in
@@ -18,14 +18,14 @@
 // (the Chrome trace, read unchanged by Perfetto and HTA), <safe
 // name>.profile.txt (top-k tables and the phase split) and <safe
 // name>.profile.json (the same, for tools/report.py).
-#ifndef TORCHBENCH_PROFILE_H_
-#define TORCHBENCH_PROFILE_H_
+#ifndef TORCHBENCH_PROGRAM_PROFILE_H_
+#define TORCHBENCH_PROGRAM_PROFILE_H_
 
 #include <map>
 #include <string>
 
+#include "program/trace_analysis.h"
 #include "torchbench/instance.h"
-#include "torchbench/trace_analysis.h"
 
 namespace torchbench {
 
@@ -72,4 +72,4 @@ InstanceProfile ProfileInstance(Instance& instance, const std::string& name,
 
 }  // namespace torchbench
 
-#endif  // TORCHBENCH_PROFILE_H_
+#endif  // TORCHBENCH_PROGRAM_PROFILE_H_

@@ -1,4 +1,4 @@
-// File: torchbench/trace_analysis.h
+// File: program/trace_analysis.h
 //
 // The arithmetic of the profiling pass (--torchbench_profile), on plain event
 // lists so that it is unit-tested without a profiler or a GPU. profile.h turns
@@ -24,8 +24,8 @@
 //   host wait for a GPU (kWouldSyncOps), counted once per nesting chain.
 // - Phases: optimizer = inside an "Optimizer.step#" scope; backward = inside
 //   an autograd engine function; forward = the rest.
-#ifndef TORCHBENCH_TRACE_ANALYSIS_H_
-#define TORCHBENCH_TRACE_ANALYSIS_H_
+#ifndef TORCHBENCH_PROGRAM_TRACE_ANALYSIS_H_
+#define TORCHBENCH_PROGRAM_TRACE_ANALYSIS_H_
 
 #include <cstdint>
 #include <string>
@@ -115,4 +115,4 @@ TraceSummary AnalyzeTrace(const std::vector<TraceEvent>& events,
 
 }  // namespace torchbench
 
-#endif  // TORCHBENCH_TRACE_ANALYSIS_H_
+#endif  // TORCHBENCH_PROGRAM_TRACE_ANALYSIS_H_

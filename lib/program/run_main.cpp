@@ -2,11 +2,14 @@
 // resume), then either Google Benchmark's own loop in this process or one
 // child process per instance, with every result passing through the
 // journal-aware reporters.
+#include "program/run_main.h"
+
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,14 +21,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "torchbench/benchmark_runner.h"
-#include "torchbench/context.h"
+#include "program/benchmark_runner.h"
+#include "program/context.h"
+#include "program/filters.h"
+#include "program/isolation.h"
+#include "program/journal.h"
+#include "program/list_models.h"
+#include "program/progress.h"
+#include "program/reporter.h"
+#include "program/shard.h"
 #include "torchbench/device.h"
-#include "torchbench/isolation.h"
-#include "torchbench/journal.h"
 #include "torchbench/memory.h"
-#include "torchbench/reporter.h"
-#include "torchbench/shard.h"
 
 namespace torchbench {
 namespace {
@@ -233,8 +239,10 @@ bool RunDirect(const DirectRun& run, const std::vector<PlannedInstance>& todo,
     scratch = pattern;
   }
   int64_t index = 0;
+  Progress progress(static_cast<int64_t>(todo.size()));
   for (const PlannedInstance& p : todo) {
     if (Interrupted()) break;
+    const auto start = std::chrono::steady_clock::now();
     ChildOptions child = run.child;
     child.result_path = absl::StrCat(scratch, "/instance-", index, ".jsonl");
     child.args = ChildArgs(run.original_args, p.name, child.result_path);
@@ -250,6 +258,12 @@ bool RunDirect(const DirectRun& run, const std::vector<PlannedInstance>& todo,
     Report(display, *record);
     Report(file, *record);
     ++index;
+    std::cout << std::flush;
+    std::cerr << progress.Finished(p.name,
+                                   std::chrono::duration<double>(
+                                       std::chrono::steady_clock::now() - start)
+                                       .count())
+              << std::endl;
   }
   display->Finalize();
   if (file != nullptr) file->Finalize();
@@ -262,6 +276,8 @@ bool RunDirect(const DirectRun& run, const std::vector<PlannedInstance>& todo,
 
 // The torchbench program and RunBenchmarks. `caller_benchmarks`: other
 // benchmarks may be registered beside TorchBench's.
+}  // namespace
+
 int RunMain(int argc, char** argv, bool caller_benchmarks) {
   const std::vector<std::string> original_args(argv, argv + argc);
   auto flags = ParseHarnessFlags(&argc, argv);
@@ -540,16 +556,6 @@ int RunMain(int argc, char** argv, bool caller_benchmarks) {
     std::cerr << "\n";
   }
   return 0;
-}
-
-}  // namespace
-
-int TorchBenchMain(int argc, char** argv) {
-  return RunMain(argc, argv, /*caller_benchmarks=*/false);
-}
-
-int RunBenchmarks(int argc, char** argv) {
-  return RunMain(argc, argv, /*caller_benchmarks=*/true);
 }
 
 }  // namespace torchbench

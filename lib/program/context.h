@@ -1,10 +1,10 @@
-// File: torchbench/context.h
+// File: program/context.h
 //
 // The run's environment, recorded in Google Benchmark's JSON "context" so
 // two runs can be told apart: LibTorch/CUDA/cuDNN versions, device, math
 // flags, threads, seed, the project's commit.
-#ifndef TORCHBENCH_CONTEXT_H_
-#define TORCHBENCH_CONTEXT_H_
+#ifndef TORCHBENCH_PROGRAM_CONTEXT_H_
+#define TORCHBENCH_PROGRAM_CONTEXT_H_
 
 #include <c10/core/Device.h>
 
@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "torchbench/flags.h"
+#include "program/flags.h"
 
 namespace torchbench {
 
@@ -27,4 +27,4 @@ std::vector<std::pair<std::string, std::string>> RunContext(
 
 }  // namespace torchbench
 
-#endif  // TORCHBENCH_CONTEXT_H_
+#endif  // TORCHBENCH_PROGRAM_CONTEXT_H_

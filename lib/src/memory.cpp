@@ -1,3 +1,5 @@
+#include "torchbench/memory.h"
+
 #include <ATen/DeviceAccelerator.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
@@ -9,8 +11,6 @@
 #include <fstream>
 #include <mutex>
 #include <string>
-
-#include "torchbench/memory.h"
 
 namespace torchbench {
 namespace {

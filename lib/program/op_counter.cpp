@@ -1,4 +1,4 @@
-#include "torchbench/op_counter.h"
+#include "program/op_counter.h"
 
 #include <ATen/record_function.h>
 

@@ -1,5 +1,7 @@
 // Tests of the safetensors reader on files written byte by byte here, and of
 // LoadStateDict's name and shape checks.
+#include "torchbench/weights.h"
+
 #include <gtest/gtest.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/types.h>
@@ -13,7 +15,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "torchbench/weights.h"
 
 namespace torchbench {
 namespace {

@@ -1,4 +1,4 @@
-#include "torchbench/journal.h"
+#include "program/journal.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -18,8 +18,13 @@
 namespace torchbench {
 namespace {
 
-using json::Json;
-using Kind = json::Json::Kind;
+// Lines are read with json::Parse: RunToJson writes NaN and infinite
+// doubles as Google Benchmark does (the bare tokens NaN, Infinity,
+// -Infinity), which JSON lacks but json::Parse reads.
+using Json = nlohmann::ordered_json;
+using json::NumberOr;
+using json::Quote;
+using json::StringOr;
 
 const char* UnitName(benchmark::TimeUnit unit) {
   return benchmark::GetTimeUnitString(unit);
@@ -40,48 +45,50 @@ absl::StatusOr<BenchmarkRun> RunFromJson(const Json& j) {
   auto bad = [](const std::string& what) {
     return absl::InvalidArgumentError(absl::StrCat("run: ", what));
   };
-  if (j.kind != Kind::kObject) return bad("not an object");
+  if (!j.is_object()) return bad("not an object");
   BenchmarkRun run;
-  run.run_name.function_name = j.StringOr("run_name", "");
+  run.run_name.function_name = StringOr(j, "run_name", "");
   if (run.run_name.function_name.empty()) return bad("no run_name");
-  const std::string type = j.StringOr("run_type", "iteration");
+  const std::string type = StringOr(j, "run_type", "iteration");
   if (type != "iteration" && type != "aggregate") return bad("bad run_type");
   run.run_type = type == "aggregate" ? BenchmarkRun::RT_Aggregate
                                      : BenchmarkRun::RT_Iteration;
-  run.aggregate_name = j.StringOr("aggregate_name", "");
-  run.aggregate_unit = j.StringOr("aggregate_unit", "time") == "percentage"
+  run.aggregate_name = StringOr(j, "aggregate_name", "");
+  run.aggregate_unit = StringOr(j, "aggregate_unit", "time") == "percentage"
                            ? benchmark::kPercentage
                            : benchmark::kTime;
-  run.report_label = j.StringOr("label", "");
-  const Json* error = j.Find("error_occurred");
+  run.report_label = StringOr(j, "label", "");
+  const auto error = j.find("error_occurred");
   run.error_occurred =
-      error != nullptr && error->kind == Kind::kBool && error->boolean;
-  run.error_message = j.StringOr("error_message", "");
-  run.family_index = static_cast<int64_t>(j.NumberOr("family_index", 0));
+      error != j.end() && error->is_boolean() && error->get<bool>();
+  run.error_message = StringOr(j, "error_message", "");
+  run.family_index = static_cast<int64_t>(NumberOr(j, "family_index", 0));
   run.per_family_instance_index =
-      static_cast<int64_t>(j.NumberOr("per_family_instance_index", 0));
+      static_cast<int64_t>(NumberOr(j, "per_family_instance_index", 0));
   run.iterations =
-      static_cast<benchmark::IterationCount>(j.NumberOr("iterations", 0));
-  run.threads = static_cast<int64_t>(j.NumberOr("threads", 1));
+      static_cast<benchmark::IterationCount>(NumberOr(j, "iterations", 0));
+  run.threads = static_cast<int64_t>(NumberOr(j, "threads", 1));
   run.repetition_index = static_cast<int64_t>(
-      j.NumberOr("repetition_index", BenchmarkRun::no_repetition_index));
-  run.repetitions = static_cast<int64_t>(j.NumberOr("repetitions", 1));
-  if (!ParseUnit(j.StringOr("time_unit", "ms"), &run.time_unit)) {
+      NumberOr(j, "repetition_index", BenchmarkRun::no_repetition_index));
+  run.repetitions = static_cast<int64_t>(NumberOr(j, "repetitions", 1));
+  if (!ParseUnit(StringOr(j, "time_unit", "ms"), &run.time_unit)) {
     return bad("bad time_unit");
   }
-  run.real_accumulated_time = j.NumberOr("real_accumulated_time", 0);
-  run.cpu_accumulated_time = j.NumberOr("cpu_accumulated_time", 0);
-  if (const Json* counters = j.Find("counters"); counters != nullptr) {
-    if (counters->kind != Kind::kObject) return bad("counters not an object");
-    for (const auto& [name, c] : counters->object) {
-      if (c.kind != Kind::kArray || c.array.size() != 3) {
+  run.real_accumulated_time = NumberOr(j, "real_accumulated_time", 0);
+  run.cpu_accumulated_time = NumberOr(j, "cpu_accumulated_time", 0);
+  if (const auto counters = j.find("counters"); counters != j.end()) {
+    if (!counters->is_object()) return bad("counters not an object");
+    for (const auto& [name, c] : counters->items()) {
+      if (!c.is_array() || c.size() != 3) {
         return bad(absl::StrCat("counter ", name, " is not [value, flags, k]"));
       }
+      auto number = [&c](size_t i) {
+        return c[i].is_number() ? c[i].get<double>() : 0.0;
+      };
       run.counters[name] = benchmark::Counter(
-          c.array[0].number,
-          static_cast<benchmark::Counter::Flags>(c.array[1].number),
-          c.array[2].number == 1024 ? benchmark::Counter::kIs1024
-                                    : benchmark::Counter::kIs1000);
+          number(0), static_cast<benchmark::Counter::Flags>(number(1)),
+          number(2) == 1024 ? benchmark::Counter::kIs1024
+                            : benchmark::Counter::kIs1000);
     }
   }
   return run;
@@ -113,22 +120,22 @@ InstanceRecord ErrorRecord(const std::string& instance, std::string message) {
 
 std::string RunToJson(const BenchmarkRun& run) {
   std::string out = absl::StrCat(
-      "{\"run_name\": ", json::Quote(run.run_name.str()), ", \"run_type\": \"",
+      "{\"run_name\": ", Quote(run.run_name.str()), ", \"run_type\": \"",
       run.run_type == BenchmarkRun::RT_Aggregate ? "aggregate" : "iteration",
       "\"");
   if (run.run_type == BenchmarkRun::RT_Aggregate) {
     absl::StrAppend(
-        &out, ", \"aggregate_name\": ", json::Quote(run.aggregate_name),
+        &out, ", \"aggregate_name\": ", Quote(run.aggregate_name),
         ", \"aggregate_unit\": \"",
         run.aggregate_unit == benchmark::kPercentage ? "percentage" : "time",
         "\"");
   }
   if (!run.report_label.empty()) {
-    absl::StrAppend(&out, ", \"label\": ", json::Quote(run.report_label));
+    absl::StrAppend(&out, ", \"label\": ", Quote(run.report_label));
   }
   if (run.error_occurred) {
     absl::StrAppend(&out, ", \"error_occurred\": true, \"error_message\": ",
-                    json::Quote(run.error_message));
+                    Quote(run.error_message));
   }
   absl::StrAppend(
       &out, ", \"family_index\": ", run.family_index,
@@ -141,9 +148,9 @@ std::string RunToJson(const BenchmarkRun& run) {
       ", \"cpu_accumulated_time\": ", json::Number(run.cpu_accumulated_time));
   std::vector<std::string> counters;
   for (const auto& [name, c] : run.counters) {
-    counters.push_back(absl::StrCat(
-        json::Quote(name), ": [", json::Number(c.value), ", ",
-        static_cast<int>(c.flags), ", ", static_cast<int>(c.oneK), "]"));
+    counters.push_back(absl::StrCat(Quote(name), ": [", json::Number(c.value),
+                                    ", ", static_cast<int>(c.flags), ", ",
+                                    static_cast<int>(c.oneK), "]"));
   }
   absl::StrAppend(&out, ", \"counters\": {", absl::StrJoin(counters, ", "),
                   "}}");
@@ -153,22 +160,21 @@ std::string RunToJson(const BenchmarkRun& run) {
 std::string RecordToJson(const InstanceRecord& record) {
   std::vector<std::string> runs;
   for (const auto& run : record.runs) runs.push_back(RunToJson(run));
-  return absl::StrCat("{\"instance\": ", json::Quote(record.instance),
+  return absl::StrCat("{\"instance\": ", Quote(record.instance),
                       ", \"runs\": [", absl::StrJoin(runs, ", "), "]}");
 }
 
 absl::StatusOr<InstanceRecord> RecordFromJson(const std::string& line) {
   auto doc = json::Parse(line);
   if (!doc.ok()) return doc.status();
-  const Json* runs = doc->Find("runs");
+  const auto runs = doc->find("runs");
   InstanceRecord record;
-  record.instance = doc->StringOr("instance", "");
-  if (record.instance.empty() || runs == nullptr ||
-      runs->kind != Kind::kArray) {
+  record.instance = StringOr(*doc, "instance", "");
+  if (record.instance.empty() || runs == doc->end() || !runs->is_array()) {
     return absl::InvalidArgumentError(
         "not an instance record (no \"instance\" and \"runs\")");
   }
-  for (const Json& j : runs->array) {
+  for (const Json& j : *runs) {
     auto run = RunFromJson(j);
     if (!run.ok()) return run.status();
     record.runs.push_back(*std::move(run));
@@ -196,16 +202,16 @@ absl::StatusOr<JournalContents> ReadJournal(const std::string& path) {
     }
     if (number == 1) {
       auto doc = json::Parse(line);
-      const Json* context = doc.ok() ? doc->Find("context") : nullptr;
-      if (!doc.ok() || doc->Find("torchbench_journal") == nullptr ||
-          context == nullptr || context->kind != Kind::kObject) {
+      if (!doc.ok() || !doc->contains("torchbench_journal") ||
+          !doc->contains("context") || !(*doc)["context"].is_object()) {
         return absl::InvalidArgumentError(
             absl::StrCat("'", path,
                          "' is not a torchbench journal (its first line is "
                          "not {\"torchbench_journal\": 1, \"context\": ...})"));
       }
-      for (const auto& [key, value] : context->object) {
-        contents.context.emplace_back(key, value.string);
+      for (const auto& [key, value] : (*doc)["context"].items()) {
+        contents.context.emplace_back(
+            key, value.is_string() ? value.get<std::string>() : "");
       }
       continue;
     }
@@ -278,7 +284,7 @@ absl::StatusOr<std::unique_ptr<JournalWriter>> JournalWriter::Open(
   if (::fstat(fd, &st) == 0 && st.st_size == 0) {
     std::vector<std::string> kv;
     for (const auto& [k, v] : context) {
-      kv.push_back(absl::StrCat(json::Quote(k), ": ", json::Quote(v)));
+      kv.push_back(absl::StrCat(Quote(k), ": ", Quote(v)));
     }
     const std::string line =
         absl::StrCat("{\"torchbench_journal\": 1, \"context\": {",

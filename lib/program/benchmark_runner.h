@@ -1,4 +1,4 @@
-// File: torchbench/benchmark_runner.h
+// File: program/benchmark_runner.h
 //
 // Registers the models with Google Benchmark at run time (one benchmark per
 // model x mode x batch size, named <model>/<Train|Eval>/batch_size:<N>) and
@@ -6,8 +6,8 @@
 // iteration followed by the harness's device synchronization, manual time
 // from device events (CPU: steady clock), memory counters, and errors turned
 // into SkipWithError so one failing model never stops the others.
-#ifndef TORCHBENCH_BENCHMARK_RUNNER_H_
-#define TORCHBENCH_BENCHMARK_RUNNER_H_
+#ifndef TORCHBENCH_PROGRAM_BENCHMARK_RUNNER_H_
+#define TORCHBENCH_PROGRAM_BENCHMARK_RUNNER_H_
 
 #include <c10/core/Device.h>
 
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "torchbench/flags.h"
+#include "program/flags.h"
 #include "torchbench/registry.h"
 
 namespace torchbench {
@@ -74,9 +74,6 @@ std::vector<PlannedInstance> PlanInstances(
 void RegisterInstances(const std::vector<PlannedInstance>& planned,
                        const RunOptions& options);
 
-// `text` with every extended-regex metacharacter escaped.
-std::string EscapeRegex(const std::string& text);
-
 // Registers one benchmark per model x supported mode x batch size of
 // `registry` (batch sizes from ResolveBatchSizes) whose exact name
 // options.filter selects, skipping (with a note) the instances whose
@@ -85,60 +82,12 @@ std::vector<std::string> RegisterModelBenchmarks(
     const Registry& registry, const RunOptions& options,
     std::vector<RegistrationNote>* notes);
 
-// Returns whether `name` is selected by a --benchmark_filter value, with
-// Google Benchmark's rules: extended regex search, a leading '-' negates,
-// "" and "all" select everything.
-bool FilterSelects(const std::string& filter, const std::string& name);
-
-// Returns why a --benchmark_filter value is not a valid extended regular
-// expression, or "" when it is.
-std::string FilterError(const std::string& filter);
-
-// Returns the filter to hand Google Benchmark so that it runs exactly the
-// TorchBench benchmarks `registered` (the names RegisterModelBenchmarks
-// returned for `filter`) and, among any other benchmarks of the process,
-// those `filter` selects. Google Benchmark matches manually timed benchmarks
-// by an internal name ending in "/manual_time"; this keeps `^name$` working
-// on the names the harness prints.
-std::string GoogleBenchmarkFilter(const std::string& filter,
-                                  const std::vector<std::string>& registered);
-
 // Returns how many benchmark instances errored since the process started.
 int ErroredInstances();
 
 // Frees the live model instance (called after the run).
 void ReleaseLiveInstance();
 
-// Prints every model's metadata and element counts (its spec's reference
-// figures, which the built port equals: tests/models/counts_test.cpp) as a
-// table or as JSON (a list of objects with name, domain, task, reference,
-// modes, train_batch_size, eval_batch_size, fixed_batch_size,
-// min_train_batch_size, min_eval_batch_size, parameters, buffers). Builds
-// no model. Returns false when a spec records no counts (that model is
-// listed with an "error" field).
-bool ListModels(const Registry& registry, const std::string& format,
-                std::ostream& out);
-
-// The torchbench program: parses flags, registers, runs, exits non-zero
-// for bad flags, a filter that matches nothing, or (unless
-// --torchbench_fail_on_error=false) any errored instance.
-int TorchBenchMain(int argc, char** argv);
-
-// Runs TorchBench's model benchmarks beside the caller's own Google Benchmark
-// benchmarks, from the caller's main():
-//
-//   BENCHMARK(BM_MyTokenizer);   // the caller's own, as usual
-//   int main(int argc, char** argv) {
-//     return torchbench::RunBenchmarks(argc, argv);
-//   }
-//
-// Takes the same --torchbench_* and --benchmark_* flags as the torchbench
-// program and gives the TorchBench benchmarks the same names, counters, JSON
-// context and exit codes; the caller's benchmarks keep Google Benchmark's
-// own names and filter rules. Call it once, instead of benchmark::Initialize
-// and benchmark::RunSpecifiedBenchmarks.
-int RunBenchmarks(int argc, char** argv);
-
 }  // namespace torchbench
 
-#endif  // TORCHBENCH_BENCHMARK_RUNNER_H_
+#endif  // TORCHBENCH_PROGRAM_BENCHMARK_RUNNER_H_

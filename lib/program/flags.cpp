@@ -1,4 +1,4 @@
-#include "torchbench/flags.h"
+#include "program/flags.h"
 
 #include <string>
 #include <string_view>

@@ -1,4 +1,4 @@
-#include "torchbench/isolation.h"
+#include "program/isolation.h"
 
 #include <fcntl.h>
 #include <signal.h>

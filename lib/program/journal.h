@@ -1,4 +1,4 @@
-// File: torchbench/journal.h
+// File: program/journal.h
 //
 // Results that an interruption cannot lose. Each finished instance is one
 // line of a JSON-lines journal, appended and flushed as the instance ends:
@@ -11,8 +11,8 @@
 // as if the instances had just run; --torchbench_resume=JOURNAL does exactly
 // that for the instances it holds and runs only the others. The same format
 // carries an isolated child's result to its parent.
-#ifndef TORCHBENCH_JOURNAL_H_
-#define TORCHBENCH_JOURNAL_H_
+#ifndef TORCHBENCH_PROGRAM_JOURNAL_H_
+#define TORCHBENCH_PROGRAM_JOURNAL_H_
 
 #include <benchmark/benchmark.h>
 
@@ -130,4 +130,4 @@ class ResultsReporter : public benchmark::BenchmarkReporter {
 
 }  // namespace torchbench
 
-#endif  // TORCHBENCH_JOURNAL_H_
+#endif  // TORCHBENCH_PROGRAM_JOURNAL_H_

@@ -1,4 +1,4 @@
-#include "torchbench/context.h"
+#include "program/context.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>

@@ -1,4 +1,4 @@
-// File: torchbench/shard.h
+// File: program/shard.h
 //
 // Splitting one run across machines: --torchbench_shard=I/N runs a
 // deterministic 1/N of the selected instances. Every shard computes the same
@@ -7,8 +7,8 @@
 // setup once); models are assigned greedily, most expensive first, to the
 // least loaded shard (PyTorch's test sharding, tools/testing/
 // test_selections.py, does the same with test times).
-#ifndef TORCHBENCH_SHARD_H_
-#define TORCHBENCH_SHARD_H_
+#ifndef TORCHBENCH_PROGRAM_SHARD_H_
+#define TORCHBENCH_PROGRAM_SHARD_H_
 
 #include <cstdint>
 #include <map>
@@ -69,4 +69,4 @@ absl::StatusOr<std::map<std::string, double>> ReadModelCosts(
 
 }  // namespace torchbench
 
-#endif  // TORCHBENCH_SHARD_H_
+#endif  // TORCHBENCH_PROGRAM_SHARD_H_

@@ -1,17 +1,17 @@
-// File: torchbench/isolation.h
+// File: program/isolation.h
 //
 // Running each instance in a child process (--torchbench_isolate=process) so
 // that a segfault, an abort, an exit, a hang or an out-of-memory kill in one
 // model becomes that instance's error and the run goes on; and Ctrl-C
 // handling that ends the current instance and keeps what finished.
-#ifndef TORCHBENCH_ISOLATION_H_
-#define TORCHBENCH_ISOLATION_H_
+#ifndef TORCHBENCH_PROGRAM_ISOLATION_H_
+#define TORCHBENCH_PROGRAM_ISOLATION_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "torchbench/journal.h"
+#include "program/journal.h"
 
 namespace torchbench {
 
@@ -52,4 +52,4 @@ absl::StatusOr<InstanceRecord> RunChild(const std::string& instance,
 
 }  // namespace torchbench
 
-#endif  // TORCHBENCH_ISOLATION_H_
+#endif  // TORCHBENCH_PROGRAM_ISOLATION_H_

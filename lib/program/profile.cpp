@@ -1,4 +1,4 @@
-#include "torchbench/profile.h"
+#include "program/profile.h"
 
 #include <ATen/record_function.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "torchbench/shard.h"
+#include "program/shard.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -132,28 +132,34 @@ absl::StatusOr<std::map<std::string, double>> ReadModelCosts(
   }
   std::ostringstream text;
   text << file.rdbuf();
+  // json::Parse: Google Benchmark writes NaN and infinite counters as the
+  // bare tokens NaN and Infinity, which it reads.
   auto doc = json::Parse(text.str());
-  const json::Json* rows = doc.ok() ? doc->Find("benchmarks") : nullptr;
-  if (!doc.ok() || rows == nullptr || rows->kind != json::Json::Kind::kArray) {
+  const bool has_rows = doc.ok() && doc->contains("benchmarks") &&
+                        (*doc)["benchmarks"].is_array();
+  if (!has_rows) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the costs file '", path,
         "' is not Google Benchmark JSON (--benchmark_out_format=json)",
         doc.ok() ? ": no \"benchmarks\" array" : ": ",
         doc.ok() ? "" : doc.status().message()));
   }
+  using json::NumberOr;
+  using json::StringOr;
   std::map<std::string, double> costs;
-  for (const json::Json& row : rows->array) {
-    if (row.kind != json::Json::Kind::kObject ||
-        row.StringOr("run_type", "iteration") != "iteration") {
+  for (const nlohmann::ordered_json& row : (*doc)["benchmarks"]) {
+    if (!row.is_object() ||
+        StringOr(row, "run_type", "iteration") != "iteration") {
       continue;
     }
-    const std::string name = row.StringOr("run_name", row.StringOr("name", ""));
+    const std::string name =
+        StringOr(row, "run_name", StringOr(row, "name", ""));
     const std::string model = name.substr(0, name.find('/'));
     if (model.empty()) continue;
     double& cost = costs[model];
-    if (row.NumberOr("repetition_index", 0) == 0) cost += 1.0;  // Setup.
-    cost += row.NumberOr("real_time", 0) * row.NumberOr("iterations", 0) *
-            TimeUnitSeconds(row.StringOr("time_unit", "ns"));
+    if (NumberOr(row, "repetition_index", 0) == 0) cost += 1.0;  // Setup.
+    cost += NumberOr(row, "real_time", 0) * NumberOr(row, "iterations", 0) *
+            TimeUnitSeconds(StringOr(row, "time_unit", "ns"));
   }
   return costs;
 }

@@ -1,0 +1,62 @@
+#include "program/filters.h"
+
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace torchbench {
+
+std::string EscapeRegex(const std::string& text) {
+  std::string e;
+  for (char c : text) {
+    if (std::string_view(".[]()*+?{}|^$\\").find(c) != std::string_view::npos) {
+      e += '\\';
+    }
+    e += c;
+  }
+  return e;
+}
+
+std::string GoogleBenchmarkFilter(const std::string& filter,
+                                  const std::vector<std::string>& registered) {
+  if (filter.empty() || filter == "all") return "all";
+  // A negative filter already spared every registered name; the caller's
+  // own benchmarks see it unchanged.
+  if (filter.front() == '-' || registered.empty()) return filter;
+  std::vector<std::string> escaped;
+  escaped.reserve(registered.size());
+  for (const std::string& name : registered) {
+    escaped.push_back(EscapeRegex(name));
+  }
+  return absl::StrCat("^(", absl::StrJoin(escaped, "|"), ")/manual_time$|",
+                      filter);
+}
+
+std::string FilterError(const std::string& filter) {
+  if (filter.empty() || filter == "all") return "";
+  try {
+    const std::regex re(filter.front() == '-' ? filter.substr(1) : filter,
+                        std::regex::extended);
+  } catch (const std::regex_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool FilterSelects(const std::string& filter, const std::string& name) {
+  if (filter.empty() || filter == "all") return true;
+  const bool negate = filter.front() == '-';
+  const std::string pattern = negate ? filter.substr(1) : filter;
+  try {
+    const std::regex re(pattern, std::regex::extended);
+    return std::regex_search(name, re) != negate;
+  } catch (const std::regex_error&) {
+    return true;  // Google Benchmark reports a bad pattern itself.
+  }
+}
+
+}  // namespace torchbench
