@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -25,14 +26,14 @@
 
 namespace torchbench::common {
 
-class DpCifar10Model : public Model {
+class DpCifar10Model : public Model, public GoldenCheck {
  public:
   torch::Tensor Step() override {
     if (mode_ == Mode::kEval) {
       module().eval();
       return EvalForward();
     }
-    return TrainStep(nullptr);
+    return TrainStep();
   }
 
   std::map<std::string, torch::Tensor> GoldenOutputs() override {
@@ -40,18 +41,19 @@ class DpCifar10Model : public Model {
         DeterministicTensor("images", images_.sizes()).to(images_.options());
     targets_ = DeterministicIntegers("targets", targets_.sizes(), 0, 10)
                    .to(targets_.device());
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      module().eval();
-      out["eval_output"] = EvalForward();
-    }
-    noise_multiplier_ = 0.0;
-    TrainStep(&out);
+    std::map<std::string, torch::Tensor> out = recorder_.Capture([&] {
+      {
+        torch::NoGradGuard no_grad;
+        module().eval();
+        recorder_.Record("eval_output", EvalForward());
+      }
+      noise_multiplier_ = 0.0;
+      TrainStep();
+    });
     RecordEdgeParameters(module(), "after_1_step:", /*gradients=*/false, &out);
     noise_multiplier_ = 1.0;
     torch::manual_seed(0);
-    TrainStep(nullptr);
+    TrainStep();  // Not recorded: only its parameters after it are.
     RecordEdgeParameters(module(), "after_noised_step:", /*gradients=*/false,
                          &out);
     return out;
@@ -77,15 +79,24 @@ class DpCifar10Model : public Model {
 
   // The net's forward on images_ (eval(), and the golden eval_output).
   virtual torch::Tensor EvalForward() = 0;
-  // The reference's train(); `record` (golden check) gets the keys its
-  // adapter records during the first call.
-  virtual torch::Tensor TrainStep(
-      std::map<std::string, torch::Tensor>* record) = 0;
+  // The reference's train(); under a golden check it also records (in
+  // recorder_) the keys its adapter records during the first call.
+  virtual torch::Tensor TrainStep() = 0;
+
+  // Records the edge gradients of module() as RecordEdgeParameters names
+  // them ("grad:<name>"), when a golden check is capturing.
+  void RecordEdgeGradients() {
+    if (!recorder_.recording()) return;
+    std::map<std::string, torch::Tensor> grads;
+    RecordEdgeParameters(module(), "grad:", /*gradients=*/true, &grads);
+    for (const auto& [key, grad] : grads) recorder_.Record(key, grad);
+  }
 
   torch::Tensor images_;
   torch::Tensor targets_;
   std::unique_ptr<optim::Adam> optimizer_;
   double noise_multiplier_ = 1.0;
+  GoldenRecorder recorder_;
 
  private:
   Mode mode_;

@@ -17,12 +17,14 @@
 #include <string>
 
 #include "common/functional_convnet.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
+#include "torchbench/golden.h"
 #include "torchbench/model.h"
 
 namespace torchbench::common {
 
-class OmniglotMamlModel : public Model {
+class OmniglotMamlModel : public Model, public GoldenCheck {
  public:
   // Both references' hyperparameters.
   static constexpr int64_t kNWay = 5;
@@ -58,7 +60,7 @@ class OmniglotMamlModel : public Model {
 
   torch::Tensor Step() override {
     if (mode_ == Mode::kEval) return net_->forward(example_input_);
-    return TrainStep(/*golden=*/nullptr);
+    return TrainStep();
   }
 
   torch::nn::Module& module() override { return *net_; }
@@ -77,22 +79,30 @@ class OmniglotMamlModel : public Model {
                  .to(f64);
     y_qry_ =
         DeterministicIntegers("y_qry", {kGoldenTaskNum, querysz}, 0, kNWay);
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      net_->eval();
-      out["eval_output"] = net_->forward(x_spt_[0]);
-    }
-    net_->train();
-    TrainStep(&out);
-    return out;
+    return recorder_.Capture([&] {
+      {
+        torch::NoGradGuard no_grad;
+        net_->eval();
+        recorder_.Record("eval_output", net_->forward(x_spt_[0]));
+      }
+      net_->train();
+      TrainStep();
+    });
   }
 
  protected:
-  // The reference's train(); with `golden` set, also records what the
-  // model's golden file holds from it.
-  virtual torch::Tensor TrainStep(
-      std::map<std::string, torch::Tensor>* golden) = 0;
+  // The reference's train(); under a golden check it also records (in
+  // recorder_) what the model's golden file holds from it.
+  virtual torch::Tensor TrainStep() = 0;
+
+  // Records net_'s edge parameters (or their gradients) as
+  // RecordEdgeParameters names them, when a golden check is capturing.
+  void RecordEdges(const std::string& prefix, bool gradients) {
+    if (!recorder_.recording()) return;
+    std::map<std::string, torch::Tensor> edges;
+    RecordEdgeParameters(*net_, prefix, gradients, &edges);
+    for (const auto& [key, value] : edges) recorder_.Record(key, value);
+  }
 
   Mode mode_;
   OptimizerPath optimizer_path_;
@@ -100,6 +110,7 @@ class OmniglotMamlModel : public Model {
   FunctionalConvNet fnet_{OmniglotConvNetOptions(kNWay)};
   torch::Tensor x_spt_, y_spt_, x_qry_, y_qry_;
   torch::Tensor example_input_;  // the first task's support images
+  GoldenRecorder recorder_;
 };
 
 }  // namespace torchbench::common

@@ -18,42 +18,36 @@
 #include <utility>
 #include <vector>
 
+#include "common/families.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 
 namespace torchbench::common {
 
-// The spec of a pyhpc kernel. TorchBench runs each in eval only (train()
-// raises NotImplementedError) at DEFAULT_EVAL_BSIZE 1048576, the "problem
-// size"; none sets ALLOW_CUSTOMIZE_BSIZE, so other sizes are allowed and
-// reshape the grid. Each registers no parameters or buffers (counted in
+// The spec of a pyhpc kernel, filled around what the kernel states (name,
+// task, reference, any batch limit). TorchBench runs each in eval only
+// (train() raises NotImplementedError) at DEFAULT_EVAL_BSIZE 1048576, the
+// "problem size"; none sets ALLOW_CUSTOMIZE_BSIZE, so other sizes are allowed
+// and reshape the grid. Each registers no parameters or buffers (counted in
 // Python, torch 2.14.1, on the Model of pytorch/benchmark 43ca0857). None
 // has a half path: its inputs are NumPy float64 arrays, so fp16/bf16 would
 // not be the reference's computation. The golden file is "<name>.golden",
 // made by tools/golden/adapters/<name>.py from the reference's own eval().
-inline ModelSpec PyhpcKernelSpec(std::string name, std::string task,
-                                 std::string reference) {
-  ModelSpec spec;
-  spec.golden_file = name + ".golden";
-  spec.name = std::move(name);
+inline ModelSpec PyhpcKernelSpec(ModelSpec spec) {
   spec.domain = "science";
-  spec.task = std::move(task);
-  spec.reference = std::move(reference);
   spec.modes = {Mode::kEval};
   spec.train_batch_size = 0;
   spec.eval_batch_size = 1048576;
   spec.fixed_batch_size = false;
-  spec.test_batch_size = 4096;
   spec.supports_channels_last = false;
   spec.reference_parameters = 0;
   spec.reference_buffers = 0;
-  const std::string no_half =
+  spec.checks.golden_file = spec.name + ".golden";
+  spec.checks.test_batch_size = 4096;
+  return WithUnsupportedPrecisions(
+      std::move(spec), {Precision::kFp16, Precision::kBf16},
       "the reference computes in float64 with no parameters and no half path; "
-      "converting its inputs would not be the reference's computation";
-  spec.unsupported_precisions = {
-      {.precision = Precision::kFp16, .reason = no_half},
-      {.precision = Precision::kBf16, .reason = no_half}};
-  return spec;
+      "converting its inputs would not be the reference's computation");
 }
 
 // The (nx, ny, nz) ocean grid the benchmark's "problem size" stands for.

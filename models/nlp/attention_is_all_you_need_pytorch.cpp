@@ -57,6 +57,7 @@
 
 #include "common/optimizers.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -386,7 +387,7 @@ torch::Tensor SyntheticSequences(const std::string& prefix, int64_t batch) {
   return seq;
 }
 
-class AttentionIsAllYouNeed final : public Model {
+class AttentionIsAllYouNeed final : public Model, public GoldenCheck {
  public:
   explicit AttentionIsAllYouNeed(const ModelConfig& config)
       : mode_(config.mode) {
@@ -412,7 +413,7 @@ class AttentionIsAllYouNeed final : public Model {
 
   torch::Tensor Step() override {
     if (mode_ == Mode::kEval) return net_(src_seq_, trg_seq_);
-    return TrainStep(nullptr);
+    return TrainStep();
   }
 
   // Model.eval() and two Model.train() calls with dropout off, as
@@ -421,15 +422,16 @@ class AttentionIsAllYouNeed final : public Model {
     for (auto& m : net_->modules()) {
       if (auto* dropout = m->as<torch::nn::Dropout>()) dropout->options.p(0.0);
     }
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      net_->eval();
-      out["eval_output"] = net_(src_seq_, trg_seq_);
-    }
-    net_->train();
-    TrainStep(&out);
-    TrainStep(nullptr);
+    std::map<std::string, torch::Tensor> out = recorder_.Capture([&] {
+      {
+        torch::NoGradGuard no_grad;
+        net_->eval();
+        recorder_.Record("eval_output", net_(src_seq_, trg_seq_));
+      }
+      net_->train();
+      TrainStep();
+    });
+    TrainStep();  // Not recorded: only its parameters after it are.
     RecordEdgeParameters(*net_, "after_2_steps:", /*gradients=*/false, &out);
     return out;
   }
@@ -440,7 +442,7 @@ class AttentionIsAllYouNeed final : public Model {
   // Model.train(): zero_grad, forward, cal_performance (summed CE over
   // non-pad targets, no label smoothing, plus its two .item() counts),
   // backward, ScheduledOptim.step_and_update_lr().
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* record) {
+  torch::Tensor TrainStep() {
     optimizer_->ZeroGrad();
     torch::Tensor pred = net_(src_seq_, trg_seq_);
     torch::Tensor loss = torch::nn::functional::cross_entropy(
@@ -458,10 +460,12 @@ class AttentionIsAllYouNeed final : public Model {
     static_cast<void>(n_correct);
     static_cast<void>(n_word);
     Backward(loss);
-    if (record != nullptr) {
-      (*record)["output"] = pred.detach();
-      (*record)["loss"] = loss.detach();
-      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, record);
+    recorder_.Record("output", pred);
+    recorder_.Record("loss", loss);
+    if (recorder_.recording()) {
+      std::map<std::string, torch::Tensor> grads;
+      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, &grads);
+      for (const auto& [key, grad] : grads) recorder_.Record(key, grad);
     }
     // ScheduledOptim._update_learning_rate, then the inner Adam step.
     common::NoamScheduledStep(*optimizer_, ++n_steps_, kLrMul, kModel,
@@ -476,33 +480,29 @@ class AttentionIsAllYouNeed final : public Model {
   torch::Tensor gold_;
   std::unique_ptr<optim::Adam> optimizer_;
   int64_t n_steps_ = 0;
+  GoldenRecorder recorder_;
 };
-
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "attention_is_all_you_need_pytorch";
-  spec.domain = "nlp";
-  spec.task = "translation";
-  spec.reference =
-      "TorchBench attention_is_all_you_need_pytorch (jadore801120 "
-      "Transformer)";
-  spec.train_batch_size = 256;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 32;    // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  // Built by the reference's own Model.__init__ (test="eval", batch 32) with
-  // the vocabulary above, counted in Python with torch 2.14.1
-  // (sum(p.numel() for p in model.model.parameters()) and over buffers(),
-  // counts() in tools/golden/adapters/attention_is_all_you_need_pytorch.py).
-  // The buffers are the two 200 x 512 position tables.
-  spec.reference_parameters = 58727936;
-  spec.reference_buffers = 204800;
-  spec.golden_file = "attention_is_all_you_need_pytorch.golden";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<AttentionIsAllYouNeed>());
+// Built by the reference's own Model.__init__ (test="eval", batch 32) with
+// the vocabulary above, counted in Python with torch 2.14.1
+// (sum(p.numel() for p in model.model.parameters()) and over buffers(),
+// counts() in tools/golden/adapters/attention_is_all_you_need_pytorch.py).
+// The buffers are the two 200 x 512 position tables.
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec({.name = "attention_is_all_you_need_pytorch",
+               .domain = "nlp",
+               .task = "translation",
+               .reference = "TorchBench attention_is_all_you_need_pytorch "
+                            "(jadore801120 Transformer)",
+               .train_batch_size = 256,  // DEFAULT_TRAIN_BSIZE
+               .eval_batch_size = 32,    // DEFAULT_EVAL_BSIZE
+               .reference_parameters = 58727936,
+               .reference_buffers = 204800,
+               .checks = {.golden_file =
+                              "attention_is_all_you_need_pytorch.golden"}}),
+    MakeModel<AttentionIsAllYouNeed>());
 
 }  // namespace attention_is_all_you_need_pytorch_model
 }  // namespace torchbench

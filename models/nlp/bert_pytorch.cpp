@@ -29,6 +29,7 @@
 
 #include "common/optimizers.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -465,7 +466,9 @@ BertBatch MakeBatch(int64_t batch_size, const torch::Device& device) {
   return batch;
 }
 
-class BertPytorch final : public Model {
+class BertPytorch final : public Model,
+                          public GoldenCheck,
+                          public FidelityCheck {
  public:
   explicit BertPytorch(const ModelConfig& config)
       : mode_(config.mode), model_(kVocabSize) {
@@ -489,7 +492,7 @@ class BertPytorch final : public Model {
       Loss(out);
       return out.mask_lm;
     }
-    return TrainStep(nullptr);
+    return TrainStep();
   }
 
   // The reference's eval() and two train() calls with dropout off, on
@@ -508,16 +511,17 @@ class BertPytorch final : public Model {
     batch_.bert_label =
         DeterministicIntegers("bert_label", {batch, kSeqLen}, 0, kVocabSize)
             .to(device);
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      BERTLMOutput eval =
-          model_->forward(batch_.bert_input, batch_.segment_label);
-      out["eval_output.0"] = eval.next_sentence;
-      out["eval_output.1"] = eval.mask_lm;
-    }
-    TrainStep(&out);
-    TrainStep(nullptr);
+    std::map<std::string, torch::Tensor> out = recorder_.Capture([&] {
+      {
+        torch::NoGradGuard no_grad;
+        BERTLMOutput eval =
+            model_->forward(batch_.bert_input, batch_.segment_label);
+        recorder_.Record("eval_output.0", eval.next_sentence);
+        recorder_.Record("eval_output.1", eval.mask_lm);
+      }
+      TrainStep();
+    });
+    TrainStep();  // Not recorded: only its parameters after it are.
     RecordEdgeParameters(*model_, "after_2_steps:", /*gradients=*/false, &out);
     return out;
   }
@@ -532,20 +536,22 @@ class BertPytorch final : public Model {
 
  private:
   // train(): forward, the two losses, zero_grad, backward, the scheduled
-  // Adam step. `record` (golden check) gets the outputs, both losses and
-  // the edge gradients as they are before the step.
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* record) {
+  // Adam step. A golden check records the outputs, both losses and the edge
+  // gradients as they are before the step.
+  torch::Tensor TrainStep() {
     BERTLMOutput out = model_->forward(batch_.bert_input, batch_.segment_label);
     auto [next_loss, mask_loss] = Loss(out);
     torch::Tensor loss = next_loss + mask_loss;
     optim_schedule_->zero_grad();
     Backward(loss);
-    if (record != nullptr) {
-      (*record)["output.0"] = out.next_sentence.detach();
-      (*record)["output.1"] = out.mask_lm.detach();
-      (*record)["loss.0"] = next_loss.detach();
-      (*record)["loss.1"] = mask_loss.detach();
-      RecordEdgeParameters(*model_, "grad:", /*gradients=*/true, record);
+    recorder_.Record("output.0", out.next_sentence);
+    recorder_.Record("output.1", out.mask_lm);
+    recorder_.Record("loss.0", next_loss);
+    recorder_.Record("loss.1", mask_loss);
+    if (recorder_.recording()) {
+      std::map<std::string, torch::Tensor> grads;
+      RecordEdgeParameters(*model_, "grad:", /*gradients=*/true, &grads);
+      for (const auto& [key, grad] : grads) recorder_.Record(key, grad);
     }
     optim_schedule_->step_and_update_lr();
     return loss.detach();
@@ -569,45 +575,40 @@ class BertPytorch final : public Model {
   BERTLM model_;
   std::unique_ptr<ScheduledOptim> optim_schedule_;
   BertBatch batch_;
+  GoldenRecorder recorder_;
 };
-
-ModelSpec BertPytorchSpec() {
-  ModelSpec spec;
-  spec.name = "BERT_pytorch";
-  spec.domain = "nlp";
-  spec.task = "language modeling";
-  spec.reference = "TorchBench BERT_pytorch (codertimo/BERT-pytorch)";
-  spec.train_batch_size = 16;  // DEFAULT_TRAIN_BSIZE
-  // DEFAULT_EVAL_BSIZE. On CPU the reference's __init__ divides it by 8
-  // (eval batch 2); the spec keeps the device-independent default.
-  spec.eval_batch_size = 16;
-  spec.test_batch_size = 2;
-  // BERTLM (trainer.model, which train() and eval() run), built by the
-  // reference's own __init__.py at commit 43ca0857 under torch 2.14.1 and
-  // counted in Python (sum(p.numel() for p in m.parameters())):
-  //   BERT (get_module()'s module) 100420608 = token 20005*768
-  //     + segment 3*768 + 12 blocks * (attention 4*(768*768+768)
-  //     + FFN 768*3072+3072+3072*768+768 + 2 norms 2*2*768);
-  //   + next_sentence 768*2+2 + mask_lm 768*20005+20005 = 115805991.
-  spec.reference_parameters = 115805991;
-  // The one buffer, embedding.position.pe, 1*512*768 (LambdaModule.mask is
-  // a plain attribute, not a buffer); same run.
-  spec.reference_buffers = 393216;
-  // Both heads, both losses, gradients and two ScheduledOptim steps of the
-  // reference's own train()/eval() on filled weights and inputs, dropout off
-  // (tools/golden/adapters/BERT_pytorch.py).
-  spec.golden_file = "BERT_pytorch.golden";
-  spec.skip_cpu_fp16_test_modes = {Mode::kTrain};
-  spec.skip_cpu_fp16_test_reason =
-      "an fp16 Train step took 28 s and amp_fp16 26 s on the 2-core CPU "
-      "(LibTorch's fp16 GEMM without fp16 matrix units); fp16 Eval, which "
-      "takes the fp16 mask branch, and bf16 Train run in CI";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(BertPytorchSpec(), MakeModel<BertPytorch>());
+// Counts: BERTLM (trainer.model, which train() and eval() run), built by the
+// reference's own __init__.py at commit 43ca0857 under torch 2.14.1 and
+// counted in Python (sum(p.numel() for p in m.parameters())):
+//   BERT (get_module()'s module) 100420608 = token 20005*768
+//     + segment 3*768 + 12 blocks * (attention 4*(768*768+768)
+//     + FFN 768*3072+3072+3072*768+768 + 2 norms 2*2*768);
+//   + next_sentence 768*2+2 + mask_lm 768*20005+20005 = 115805991.
+// The one buffer, embedding.position.pe, 1*512*768 (LambdaModule.mask is a
+// plain attribute, not a buffer); same run.
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "BERT_pytorch",
+         .domain = "nlp",
+         .task = "language modeling",
+         .reference = "TorchBench BERT_pytorch (codertimo/BERT-pytorch)",
+         .train_batch_size = 16,  // DEFAULT_TRAIN_BSIZE
+         // DEFAULT_EVAL_BSIZE. On CPU the reference's __init__ divides it by
+         // 8 (eval batch 2); the spec keeps the device-independent default.
+         .eval_batch_size = 16,
+         .reference_parameters = 115805991,
+         .reference_buffers = 393216,
+         .checks = {.golden_file = "BERT_pytorch.golden",
+                    .skip_cpu_fp16_test_modes = {Mode::kTrain},
+                    .skip_cpu_fp16_test_reason =
+                        "an fp16 Train step took 28 s and amp_fp16 26 s on "
+                        "the 2-core CPU (LibTorch's fp16 GEMM without fp16 "
+                        "matrix units); fp16 Eval, which takes the fp16 mask "
+                        "branch, and bf16 Train run in CI"}}),
+    MakeModel<BertPytorch>());
 
 }  // namespace bert_pytorch_model
 }  // namespace torchbench

@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
@@ -313,7 +314,7 @@ class XlmrHubImpl : public torch::nn::Module {
 };
 TORCH_MODULE(XlmrHub);
 
-class FambenchXlmr final : public Model {
+class FambenchXlmr final : public Model, public GoldenCheck {
  public:
   explicit FambenchXlmr(const ModelConfig& config) : mode_(config.mode) {
     hub_->to(config.device);
@@ -346,7 +347,7 @@ class FambenchXlmr final : public Model {
       if (mode_ == Mode::kEval) {
         result = hub_->extract_features(tokens_[i]);
       } else {
-        result = TrainBatch(tokens_[i], targets_[i], nullptr);
+        result = TrainBatch(tokens_[i], targets_[i]);
       }
     }
     return result;
@@ -369,14 +370,15 @@ class FambenchXlmr final : public Model {
                             {tokens_[0].size(0), kSeqLength, kTargetWidth},
                             torch::kFloat, 0.5, 0.5)
             .to(tokens_[0].device(), torch::kDouble);
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      hub_->eval();
-      out["eval_output"] = hub_->extract_features(tokens);
-    }
-    hub_->train();
-    TrainBatch(tokens, targets, &out);
+    std::map<std::string, torch::Tensor> out = recorder_.Capture([&] {
+      {
+        torch::NoGradGuard no_grad;
+        hub_->eval();
+        recorder_.Record("eval_output", hub_->extract_features(tokens));
+      }
+      hub_->train();
+      TrainBatch(tokens, targets);
+    });
     for (const char* name : kGoldenParameters) {
       out[std::string("after_1_step:") + name] =
           hub_->named_parameters()[name].detach();
@@ -402,19 +404,18 @@ class FambenchXlmr final : public Model {
   // B x 64 x 1024 features and B x 64 x 1024 probabilities, so it reads
   // dim 1 (the 64 positions) as the class dimension, as in Python.
   torch::Tensor TrainBatch(const torch::Tensor& tokens,
-                           const torch::Tensor& targets,
-                           std::map<std::string, torch::Tensor>* record) {
+                           const torch::Tensor& targets) {
     torch::Tensor pred = hub_->extract_features(tokens);
     torch::Tensor loss = torch::nn::functional::cross_entropy(pred, targets);
     Backward(loss);
-    if (record != nullptr) {
-      (*record)["output"] = pred.detach();
-      (*record)["loss"] = loss.detach();
+    recorder_.Record("output", pred);
+    recorder_.Record("loss", loss);
+    if (recorder_.recording()) {
       auto named = hub_->named_parameters();
       for (const char* name : kGoldenParameters) {
         // No copy: zero_grad() below drops the gradients, it does not
         // overwrite them (2 GB for embed_tokens in the float64 check).
-        (*record)[std::string("grad:") + name] = named[name].grad();
+        recorder_.Record(std::string("grad:") + name, named[name].grad());
       }
     }
     optimizer_->Step();
@@ -427,46 +428,44 @@ class FambenchXlmr final : public Model {
   std::vector<torch::Tensor> tokens_;
   std::vector<torch::Tensor> targets_;
   std::unique_ptr<optim::Sgd> optimizer_;
+  GoldenRecorder recorder_;
 };
-
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "fambench_xlmr";
-  // DEFAULT_EVAL_CUDA_PRECISION = "fp16".
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  spec.domain = "nlp";
-  spec.task = "language modeling";
-  spec.reference = "fairseq 0.12.2 XLM-R large (FAMBench xlmr)";
-  spec.train_batch_size = 96;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 96;   // DEFAULT_EVAL_BSIZE (4 on CPU, see above)
-  spec.test_batch_size = 1;    // 560M parameters: keep CPU tests small.
-  spec.skip_cpu_fp16_test_modes = {Mode::kTrain};
-  spec.skip_cpu_fp16_test_reason =
-      "one fp16 or amp_fp16 Train step took 68 s on the 2-core CPU "
-      "(LibTorch's fp16 GEMM without fp16 matrix units); fp16 Eval (5 s) and "
-      "bf16 Train run in CI";
-  // fairseq 0.12.2 does not install on Python 3.11, so the counts are
-  // fairseq's module definitions (v0.12.2 sources: roberta/model.py,
-  // transformer_encoder.py, hub_interface.py) summed by hand, and agree with
-  // transformers' XLMRobertaModel built with the same configuration, whose
-  // encoder parameters map one to one (tools/golden/adapters/fambench_xlmr.py
-  // asserts the encoder figure, 558839808):
-  //   embed_tokens 250002*1024 = 256002048, embed_positions 514*1024 =
-  //   526336, layernorm_embedding 2048,
-  //   24 layers * (4 * (1024*1024+1024) + 2*2048 + 1024*4096+4096 +
-  //   4096*1024+1024) = 24 * 12596224 = 302309376,
-  //   lm_head dense 1049600 + layer_norm 2048 + bias 250002 (weight tied)
-  //   = 1301650; total 560141458 (XLM-R large's published 560M).
-  spec.reference_parameters = 560141458;
-  // hub._float_tensor (1) + sentence_encoder.version (1).
-  spec.reference_buffers = 2;
-  spec.golden_file = "fambench_xlmr.golden";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<FambenchXlmr>());
+// Counts: fairseq 0.12.2 does not install on Python 3.11, so they are
+// fairseq's module definitions (v0.12.2 sources: roberta/model.py,
+// transformer_encoder.py, hub_interface.py) summed by hand, and agree with
+// transformers' XLMRobertaModel built with the same configuration, whose
+// encoder parameters map one to one (tools/golden/adapters/fambench_xlmr.py
+// asserts the encoder figure, 558839808):
+//   embed_tokens 250002*1024 = 256002048, embed_positions 514*1024 =
+//   526336, layernorm_embedding 2048,
+//   24 layers * (4 * (1024*1024+1024) + 2*2048 + 1024*4096+4096 +
+//   4096*1024+1024) = 24 * 12596224 = 302309376,
+//   lm_head dense 1049600 + layer_norm 2048 + bias 250002 (weight tied)
+//   = 1301650; total 560141458 (XLM-R large's published 560M).
+// Buffers: hub._float_tensor (1) + sentence_encoder.version (1).
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "fambench_xlmr",
+         .domain = "nlp",
+         .task = "language modeling",
+         .reference = "fairseq 0.12.2 XLM-R large (FAMBench xlmr)",
+         .train_batch_size = 96,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 96,   // DEFAULT_EVAL_BSIZE (4 on CPU, see above)
+         .reference_parameters = 560141458,
+         .reference_buffers = 2,
+         .default_cuda_eval_precision = Precision::kFp16,
+         .checks = {.golden_file = "fambench_xlmr.golden",
+                    // 560M parameters: keep CPU tests small.
+                    .test_batch_size = 1,
+                    .skip_cpu_fp16_test_modes = {Mode::kTrain},
+                    .skip_cpu_fp16_test_reason =
+                        "one fp16 or amp_fp16 Train step took 68 s on the "
+                        "2-core CPU (LibTorch's fp16 GEMM without fp16 matrix "
+                        "units); fp16 Eval (5 s) and bf16 Train run in CI"}}),
+    MakeModel<FambenchXlmr>());
 
 }  // namespace fambench_xlmr_model
 }  // namespace torchbench

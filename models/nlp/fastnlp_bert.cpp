@@ -65,6 +65,7 @@
 
 #include "nlp/fastnlp_bert_encoder.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -311,7 +312,7 @@ torch::Tensor Cmrc2018Loss(const torch::Tensor& logits, const QaBatch& batch) {
   return (start_loss + end_loss) / batch_size / 2;
 }
 
-class FastNlpBert final : public Model {
+class FastNlpBert final : public Model, public GoldenCheck {
  public:
   explicit FastNlpBert(const ModelConfig& config)
       : mode_(config.mode), batch_size_(config.batch_size) {
@@ -335,7 +336,7 @@ class FastNlpBert final : public Model {
   }
 
   torch::Tensor Step() override {
-    if (mode_ == Mode::kTrain) return Train(nullptr).detach();
+    if (mode_ == Mode::kTrain) return Train().detach();
     net_->eval();
     torch::Tensor logits;
     for (const QaBatch& batch : batches_) logits = net_->forward(batch.words);
@@ -363,15 +364,16 @@ class FastNlpBert final : public Model {
             .to(device);
     batches_ = MakeBatches(contexts, questions, kTrainQuestionsPerItem,
                            batch_size_, /*num_batches=*/2);
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      net_->eval();
-      const torch::Tensor logits = net_->forward(batches_[0].words);
-      out["eval_pred_start"] = logits.select(2, 0);
-      out["eval_pred_end"] = logits.select(2, 1);
-    }
-    Train(&out);
+    std::map<std::string, torch::Tensor> out = recorder_.Capture([&] {
+      {
+        torch::NoGradGuard no_grad;
+        net_->eval();
+        const torch::Tensor logits = net_->forward(batches_[0].words);
+        recorder_.Record("eval_pred_start", logits.select(2, 0));
+        recorder_.Record("eval_pred_end", logits.select(2, 1));
+      }
+      Train();
+    });
     // Not qa_outputs.bias: its gradient is zero in exact arithmetic.
     auto named = net_->named_parameters();
     for (const char* name :
@@ -394,9 +396,9 @@ class FastNlpBert final : public Model {
     int64_t step;
   };
 
-  // The sliced Trainer._train() for one epoch; `record` gets the last
-  // batch's pred_start, pred_end and loss.
-  torch::Tensor Train(std::map<std::string, torch::Tensor>* record) {
+  // The sliced Trainer._train() for one epoch; a golden check records the
+  // last batch's pred_start, pred_end and loss.
+  torch::Tensor Train() {
     net_->train();
     // WarmupCallback.on_train_begin: optimizer steps per epoch.
     const int64_t instances = batch_size_ * kTrainQuestionsPerItem;
@@ -421,11 +423,9 @@ class FastNlpBert final : public Model {
                                : std::max((progress - 1.) / (kWarmup - 1.), 0.);
         FastNlpAdamWStep(kLearningRate * factor);
       }
-      if (record != nullptr) {
-        (*record)["output_pred_start"] = logits.select(2, 0).detach();
-        (*record)["output_pred_end"] = logits.select(2, 1).detach();
-        (*record)["loss"] = loss.detach();
-      }
+      recorder_.Record("output_pred_start", logits.select(2, 0));
+      recorder_.Record("output_pred_end", logits.select(2, 1));
+      recorder_.Record("loss", loss);
     }
     return loss;
   }
@@ -458,42 +458,44 @@ class FastNlpBert final : public Model {
   BertForQuestionAnswering net_;
   std::vector<QaBatch> batches_;
   std::vector<AdamState> adam_;
+  GoldenRecorder recorder_;
 };
-
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "fastNLP_Bert";
-  spec.domain = "nlp";
-  spec.task = "question answering";
-  spec.reference = "fastNLP 0.6.0 BertForQuestionAnswering (CMRC2018)";
-  spec.train_batch_size = 6;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 1;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 1;   // Five 474-word batches per Train step.
-  spec.skip_cpu_fp16_test_modes = {Mode::kTrain};
-  spec.skip_cpu_fp16_test_reason =
-      "one fp16 Train step (five BERT-base batches) took 356 s and amp_fp16 "
-      "531 s on the 2-core CPU (LibTorch's fp16 GEMM without fp16 matrix "
-      "units); fp16 Eval (15 s) and bf16 Train run in CI";
-  // The reference Model built by tools/golden/adapters/fastNLP_Bert.py's
-  // loader (its own __init__.py, fastNLP 0.6.0, torch 2.14.1, seed 1337,
-  // test="train", batch 6) and counted in Python over model.parameters():
-  // BertModel 102267648 (word 21128*768 + positions 512*768 + types 2*768
-  // + LayerNorm 1536 + 12 * 7087872 + pooler 590592) + qa_outputs 1538.
-  spec.reference_parameters = 102269186;
-  // bert.model.word_pieces_lengths, one int64 per word of the vocabulary
-  // (2869 at the default batches, see above); same run.
-  spec.reference_buffers = kWordVocab;
-  spec.train_may_not_update =
-      "TorchBench's train() runs 5 batches with update_every=10 and resets "
-      "its step counter on every call, so the optimizer never steps: "
-      "gradients accumulate and no parameter changes";
-  spec.golden_file = "fastNLP_Bert.golden";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<FastNlpBert>());
+// Counts: the reference Model built by tools/golden/adapters/
+// fastNLP_Bert.py's loader (its own __init__.py, fastNLP 0.6.0, torch
+// 2.14.1, seed 1337, test="train", batch 6) and counted in Python over
+// model.parameters():
+// BertModel 102267648 (word 21128*768 + positions 512*768 + types 2*768
+// + LayerNorm 1536 + 12 * 7087872 + pooler 590592) + qa_outputs 1538.
+// The buffer is bert.model.word_pieces_lengths, one int64 per word of the
+// vocabulary (2869 at the default batches, see above); same run.
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "fastNLP_Bert",
+         .domain = "nlp",
+         .task = "question answering",
+         .reference = "fastNLP 0.6.0 BertForQuestionAnswering (CMRC2018)",
+         .train_batch_size = 6,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 1,   // DEFAULT_EVAL_BSIZE
+         .reference_parameters = 102269186,
+         .reference_buffers = kWordVocab,
+         .checks = {.golden_file = "fastNLP_Bert.golden",
+                    // Five 474-word batches per Train step.
+                    .test_batch_size = 1,
+                    .train_may_not_update =
+                        "TorchBench's train() runs 5 batches with "
+                        "update_every=10 and resets its step counter on every "
+                        "call, so the optimizer never steps: gradients "
+                        "accumulate and no parameter changes",
+                    .skip_cpu_fp16_test_modes = {Mode::kTrain},
+                    .skip_cpu_fp16_test_reason =
+                        "one fp16 Train step (five BERT-base batches) took "
+                        "356 s and amp_fp16 531 s on the 2-core CPU "
+                        "(LibTorch's fp16 GEMM without fp16 matrix units); "
+                        "fp16 Eval (15 s) and bf16 Train run in CI"}}),
+    MakeModel<FastNlpBert>());
 
 }  // namespace fastnlp_bert_model
 }  // namespace torchbench

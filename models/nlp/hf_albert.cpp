@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "common/families.h"
 #include "nlp/common/hf_bert_blocks.h"
 #include "nlp/common/hf_language_model.h"
 #include "torchbench/model.h"
@@ -194,28 +195,6 @@ TORCH_MODULE(AlbertForMaskedLM);
 
 using AlbertModel = hf::MaskedLmModel<AlbertForMaskedLM>;
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "hf_Albert";
-  spec.domain = "nlp";
-  spec.task = "language modeling";
-  spec.reference =
-      "transformers 5.24.0 AlbertForMaskedLM (albert-base-v2 config)";
-  spec.train_batch_size = 8;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 1;   // DEFAULT_EVAL_BSIZE
-  // HuggingFaceModel.DEFAULT_EVAL_CUDA_PRECISION = "fp16".
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  // In the venv (torch 2.14.1, transformers 5.24.0), with the AlbertConfig
-  // values above: m = AutoModelForMaskedLM.from_config(config)
-  //   sum(p.numel() for p in m.parameters())  # 11221680 (decoder tied)
-  //   sum(b.numel() for b in m.buffers())     # 1024: position_ids and
-  //                                           # token_type_ids, 1 x 512 each
-  spec.reference_parameters = 11221680;
-  spec.reference_buffers = 1024;
-  spec.golden_file = "hf_Albert.golden";
-  return spec;
-}
-
 std::unique_ptr<Model> Make(const ModelConfig& config) {
   return std::make_unique<AlbertModel>(
       config, kTask, AlbertForMaskedLM(),
@@ -229,7 +208,22 @@ std::unique_ptr<Model> Make(const ModelConfig& config) {
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), Make);
+// In the venv (torch 2.14.1, transformers 5.24.0), with the AlbertConfig
+// values above: m = AutoModelForMaskedLM.from_config(config)
+//   sum(p.numel() for p in m.parameters())  # decoder tied
+//   sum(b.numel() for b in m.buffers())     # position_ids and
+//                                           # token_type_ids, 1 x 512 each
+TORCHBENCH_REGISTER_MODEL(
+    HuggingFaceSpec(
+        {.name = "hf_Albert",
+         .reference =
+             "transformers 5.24.0 AlbertForMaskedLM (albert-base-v2 config)",
+         .train_batch_size = 8,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 1,   // DEFAULT_EVAL_BSIZE
+         .reference_parameters = 11221680,
+         .reference_buffers = 1024,
+         .checks = {.golden_file = "hf_Albert.golden"}}),
+    Make);
 
 }  // namespace hf_albert_model
 }  // namespace torchbench

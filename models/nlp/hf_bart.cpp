@@ -50,8 +50,10 @@
 #include <memory>
 #include <string>
 
+#include "common/families.h"
 #include "nlp/common/hf_language_model.h"
 #include "nlp/common/hf_layers.h"
+#include "torchbench/checks.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
 
@@ -268,7 +270,8 @@ class BartForConditionalGenerationImpl : public torch::nn::Module {
 };
 TORCH_MODULE(BartForConditionalGeneration);
 
-class HfBart : public hf::HfLanguageModel<BartForConditionalGeneration> {
+class HfBart : public hf::HfLanguageModel<BartForConditionalGeneration>,
+               public GoldenCheck {
  public:
   explicit HfBart(const ModelConfig& config)
       : HfLanguageModel(config, kTask, BartForConditionalGeneration()) {}
@@ -284,34 +287,25 @@ class HfBart : public hf::HfLanguageModel<BartForConditionalGeneration> {
   }
 };
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "hf_Bart";
-  spec.domain = "nlp";
-  spec.task = "language modeling";
-  spec.reference =
-      "transformers BartForConditionalGeneration (facebook/bart-base config)";
-  spec.train_batch_size = 4;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 1;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 1;
-  // HuggingFaceModel.DEFAULT_EVAL_CUDA_PRECISION = "fp16".
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  // transformers 5.24.0 in the venv: m = AutoModelForSeq2SeqLM.from_config(
-  // BartConfig(<the values above>)) (tools/golden/adapters/hf_Bart.py's
-  // config(0.1)); sum(p.numel() for p in m.parameters()) = 139420416
-  // (shared 38603520 tied with both embed_tokens and lm_head, two position
-  // tables of 1026 x 768, 6 encoder layers of 7087872, 6 decoder layers of
-  // 9451776, two layernorm_embedding of 1536), and m.buffers() =
-  // final_logits_bias, 50265 elements.
-  spec.reference_parameters = 139420416;
-  spec.reference_buffers = 50265;
-  spec.golden_file = "hf_Bart.golden";
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<HfBart>());
+// transformers 5.24.0 in the venv: m = AutoModelForSeq2SeqLM.from_config(
+// BartConfig(<the values above>)) (tools/golden/adapters/hf_Bart.py's
+// config(0.1)); sum(p.numel() for p in m.parameters()) (shared 38603520 tied
+// with both embed_tokens and lm_head, two position tables of 1026 x 768, 6
+// encoder layers of 7087872, 6 decoder layers of 9451776, two
+// layernorm_embedding of 1536); m.buffers() is final_logits_bias.
+TORCHBENCH_REGISTER_MODEL(
+    HuggingFaceSpec({.name = "hf_Bart",
+                     .reference = "transformers BartForConditionalGeneration "
+                                  "(facebook/bart-base config)",
+                     .train_batch_size = 4,  // DEFAULT_TRAIN_BSIZE
+                     .eval_batch_size = 1,   // DEFAULT_EVAL_BSIZE
+                     .reference_parameters = 139420416,
+                     .reference_buffers = 50265,
+                     .checks = {.golden_file = "hf_Bart.golden",
+                                .test_batch_size = 1}}),
+    MakeModel<HfBart>());
 
 }  // namespace hf_bart_model
 }  // namespace torchbench

@@ -68,12 +68,14 @@
 #include <string>
 #include <vector>
 
+#include "common/families.h"
 #include "nlp/common/big_bird_random_blocks.h"
 #include "nlp/common/big_bird_sparse_attention.h"
 #include "nlp/common/hf_bert.h"
 #include "nlp/common/hf_bert_blocks.h"
 #include "nlp/common/hf_language_model.h"
 #include "nlp/common/hf_layers.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -314,7 +316,8 @@ std::vector<std::string> GoldenParameters() {
           "cls.predictions.bias"};
 }
 
-class HfBigBird final : public hf::HfLanguageModel<BigBirdForMaskedLM> {
+class HfBigBird final : public hf::HfLanguageModel<BigBirdForMaskedLM>,
+                        public GoldenCheck {
  public:
   explicit HfBigBird(const ModelConfig& config)
       : HfLanguageModel(config, kTask, BigBirdForMaskedLM(BigBirdConfig{})),
@@ -346,38 +349,29 @@ class HfBigBird final : public hf::HfLanguageModel<BigBirdForMaskedLM> {
   int64_t batch_size_;
 };
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "hf_BigBird";
-  spec.domain = "nlp";
-  spec.task = "language modeling";
-  spec.reference =
-      "transformers 5.24.0 BigBirdForMaskedLM "
-      "(BigBirdConfig(attention_type=\"block_sparse\"))";
-  spec.train_batch_size = 2;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 1;   // DEFAULT_EVAL_BSIZE
-  // HuggingFaceModel.DEFAULT_EVAL_CUDA_PRECISION = "fp16".
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  // In the venv (torch 2.14.1, transformers 5.24.0):
-  //   m = AutoModelForMaskedLM.from_config(
-  //       BigBirdConfig(attention_type="block_sparse"))
-  //   sum(p.numel() for p in m.parameters())  # 128111286 (decoder tied,
-  //                                           # pooler included)
-  //   sum(b.numel() for b in m.buffers())     # 8192: position_ids and
-  //                                           # token_type_ids, 1 x 4096 each
-  spec.reference_parameters = 128111286;
-  spec.reference_buffers = 8192;
-  spec.golden_file = "hf_BigBird.golden";
-  return spec;
-}
-
 std::unique_ptr<Model> Make(const ModelConfig& config) {
   return std::make_unique<HfBigBird>(config);
 }
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), Make);
+// In the venv (torch 2.14.1, transformers 5.24.0):
+//   m = AutoModelForMaskedLM.from_config(
+//       BigBirdConfig(attention_type="block_sparse"))
+//   sum(p.numel() for p in m.parameters())  # decoder tied, pooler included
+//   sum(b.numel() for b in m.buffers())     # position_ids and
+//                                           # token_type_ids, 1 x 4096 each
+TORCHBENCH_REGISTER_MODEL(
+    HuggingFaceSpec(
+        {.name = "hf_BigBird",
+         .reference = "transformers 5.24.0 BigBirdForMaskedLM "
+                      "(BigBirdConfig(attention_type=\"block_sparse\"))",
+         .train_batch_size = 2,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 1,   // DEFAULT_EVAL_BSIZE
+         .reference_parameters = 128111286,
+         .reference_buffers = 8192,
+         .checks = {.golden_file = "hf_BigBird.golden"}}),
+    Make);
 
 }  // namespace hf_big_bird_model
 }  // namespace torchbench

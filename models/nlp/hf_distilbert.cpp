@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "common/families.h"
 #include "nlp/common/hf_bert_blocks.h"
 #include "nlp/common/hf_language_model.h"
 #include "torchbench/model.h"
@@ -166,28 +167,6 @@ TORCH_MODULE(DistilBertForMaskedLM);
 
 using DistilBertModel = hf::MaskedLmModel<DistilBertForMaskedLM>;
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "hf_DistilBert";
-  spec.domain = "nlp";
-  spec.task = "language modeling";
-  spec.reference =
-      "transformers 5.24.0 DistilBertForMaskedLM (distilbert-base-uncased "
-      "config)";
-  spec.train_batch_size = 8;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 1;   // DEFAULT_EVAL_BSIZE
-  // HuggingFaceModel.DEFAULT_EVAL_CUDA_PRECISION = "fp16".
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  // In the venv (torch 2.14.1, transformers 5.24.0):
-  //   m = AutoModelForMaskedLM.from_config(DistilBertConfig())
-  //   sum(p.numel() for p in m.parameters())  # 66985530 (projector tied)
-  //   sum(b.numel() for b in m.buffers())     # 512: position_ids, 1 x 512
-  spec.reference_parameters = 66985530;
-  spec.reference_buffers = 512;
-  spec.golden_file = "hf_DistilBert.golden";
-  return spec;
-}
-
 std::unique_ptr<Model> Make(const ModelConfig& config) {
   return std::make_unique<DistilBertModel>(
       config, kTask, DistilBertForMaskedLM(),
@@ -199,7 +178,20 @@ std::unique_ptr<Model> Make(const ModelConfig& config) {
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), Make);
+// In the venv (torch 2.14.1, transformers 5.24.0):
+//   m = AutoModelForMaskedLM.from_config(DistilBertConfig())
+//   sum(p.numel() for p in m.parameters())  # projector tied
+//   sum(b.numel() for b in m.buffers())     # position_ids, 1 x 512
+TORCHBENCH_REGISTER_MODEL(
+    HuggingFaceSpec({.name = "hf_DistilBert",
+                     .reference = "transformers 5.24.0 DistilBertForMaskedLM "
+                                  "(distilbert-base-uncased config)",
+                     .train_batch_size = 8,  // DEFAULT_TRAIN_BSIZE
+                     .eval_batch_size = 1,   // DEFAULT_EVAL_BSIZE
+                     .reference_parameters = 66985530,
+                     .reference_buffers = 512,
+                     .checks = {.golden_file = "hf_DistilBert.golden"}}),
+    Make);
 
 }  // namespace hf_distilbert_model
 }  // namespace torchbench

@@ -74,9 +74,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/families.h"
 #include "nlp/common/hf_bert_blocks.h"
 #include "nlp/common/hf_language_model.h"
 #include "nlp/common/hf_longformer_attention.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -423,8 +425,8 @@ std::vector<std::string> GlobalGoldenParameters() {
           "longformer.encoder.layer.1.attention.self.value_global.weight"};
 }
 
-class LongformerModel final
-    : public hf::HfLanguageModel<LongformerForMaskedLM> {
+class LongformerModel final : public hf::HfLanguageModel<LongformerForMaskedLM>,
+                              public GoldenCheck {
  public:
   explicit LongformerModel(const ModelConfig& config)
       : HfLanguageModel(config, kTask,
@@ -483,35 +485,26 @@ class LongformerModel final
   int64_t batch_size_;
 };
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "hf_Longformer";
-  spec.domain = "nlp";
-  spec.task = "language modeling";
-  spec.reference =
-      "transformers 5.24.0 LongformerForMaskedLM "
-      "(allenai/longformer-base-4096 config)";
-  spec.train_batch_size = 2;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 1;   // DEFAULT_EVAL_BSIZE
-  // HuggingFaceModel.DEFAULT_EVAL_CUDA_PRECISION = "fp16".
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  // In the venv (torch 2.14.1, transformers 5.24.0), with the config above:
-  //   m = AutoModelForMaskedLM.from_config(LongformerConfig(...))
-  //   sum(p.numel() for p in m.parameters())  # 148711257 (decoder tied)
-  //   sum(b.numel() for b in m.buffers())     # 0
-  spec.reference_parameters = 148711257;
-  spec.reference_buffers = 0;
-  spec.golden_file = "hf_Longformer.golden";
-  return spec;
-}
-
 std::unique_ptr<Model> Make(const ModelConfig& config) {
   return std::make_unique<LongformerModel>(config);
 }
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), Make);
+// In the venv (torch 2.14.1, transformers 5.24.0), with the config above:
+//   m = AutoModelForMaskedLM.from_config(LongformerConfig(...))
+//   sum(p.numel() for p in m.parameters())  # decoder tied
+//   sum(b.numel() for b in m.buffers())     # 0
+TORCHBENCH_REGISTER_MODEL(
+    HuggingFaceSpec({.name = "hf_Longformer",
+                     .reference = "transformers 5.24.0 LongformerForMaskedLM "
+                                  "(allenai/longformer-base-4096 config)",
+                     .train_batch_size = 2,  // DEFAULT_TRAIN_BSIZE
+                     .eval_batch_size = 1,   // DEFAULT_EVAL_BSIZE
+                     .reference_parameters = 148711257,
+                     .reference_buffers = 0,
+                     .checks = {.golden_file = "hf_Longformer.golden"}}),
+    Make);
 
 }  // namespace hf_longformer_model
 }  // namespace torchbench

@@ -48,7 +48,9 @@
 #include <string>
 #include <vector>
 
+#include "common/families.h"
 #include "nlp/common/hf_language_model.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
@@ -100,32 +102,8 @@ const std::vector<std::string>& GoldenParameters() {
   return names;
 }
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "hf_Reformer";
-  spec.domain = "nlp";
-  spec.task = "language modeling";
-  spec.reference =
-      "transformers 5.24.0 ReformerForMaskedLM (ReformerConfig(), "
-      "num_buckets=128)";
-  spec.train_batch_size = 8;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 1;   // DEFAULT_EVAL_BSIZE
-  // HuggingFaceModel.DEFAULT_EVAL_CUDA_PRECISION = "fp16".
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  // In the venv (torch 2.14.1, transformers 5.24.0):
-  //   c = ReformerConfig(); c.num_buckets = 128
-  //   m = AutoModelForMaskedLM.from_config(c)
-  //   sum(p.numel() for p in m.parameters())  # 5976192 (lm_head.bias and
-  //                                           # decoder.bias both counted)
-  //   sum(b.numel() for b in m.buffers())     # 18: the mask-value scalars,
-  //                                           # 4 per LSH, 2 per local layer
-  spec.reference_parameters = 5976192;
-  spec.reference_buffers = 18;
-  spec.golden_file = "hf_Reformer.golden";
-  return spec;
-}
-
-class ReformerModel final : public hf::HfLanguageModel<ReformerForMaskedLm> {
+class ReformerModel final : public hf::HfLanguageModel<ReformerForMaskedLm>,
+                            public GoldenCheck {
  public:
   ReformerModel(const ModelConfig& config, const hf::HfTask& task,
                 ReformerForMaskedLm net)
@@ -177,7 +155,23 @@ std::unique_ptr<Model> Make(const ModelConfig& config) {
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), Make);
+// In the venv (torch 2.14.1, transformers 5.24.0):
+//   c = ReformerConfig(); c.num_buckets = 128
+//   m = AutoModelForMaskedLM.from_config(c)
+//   sum(p.numel() for p in m.parameters())  # lm_head.bias and decoder.bias
+//                                           # both counted
+//   sum(b.numel() for b in m.buffers())     # the mask-value scalars,
+//                                           # 4 per LSH, 2 per local layer
+TORCHBENCH_REGISTER_MODEL(
+    HuggingFaceSpec({.name = "hf_Reformer",
+                     .reference = "transformers 5.24.0 ReformerForMaskedLM "
+                                  "(ReformerConfig(), num_buckets=128)",
+                     .train_batch_size = 8,  // DEFAULT_TRAIN_BSIZE
+                     .eval_batch_size = 1,   // DEFAULT_EVAL_BSIZE
+                     .reference_parameters = 5976192,
+                     .reference_buffers = 18,
+                     .checks = {.golden_file = "hf_Reformer.golden"}}),
+    Make);
 
 }  // namespace hf_reformer_model
 }  // namespace torchbench

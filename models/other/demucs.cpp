@@ -57,6 +57,7 @@
 #include <vector>
 
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -275,7 +276,7 @@ torch::Tensor Augment(torch::Tensor wav) {
   return wav.view({batch, sources, channels, time});
 }
 
-class DemucsBenchmark final : public Model {
+class DemucsBenchmark final : public Model, public GoldenCheck {
  public:
   explicit DemucsBenchmark(const ModelConfig& config)
       : DemucsBenchmark(config, DemucsOptions()) {}
@@ -307,7 +308,7 @@ class DemucsBenchmark final : public Model {
 
   torch::Tensor Step() override {
     if (mode_ == Mode::kEval) return Forward().estimates;
-    return TrainStep(/*golden=*/nullptr);
+    return TrainStep();
   }
 
   torch::nn::Module& module() override { return *wrapper_; }
@@ -330,18 +331,20 @@ class DemucsBenchmark final : public Model {
     DeterministicFill(golden.module());
     golden.example_inputs_ =
         DeterministicTensor("streams", golden.example_inputs_.sizes());
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      golden.wrapper_->eval();
-      Outputs eval = golden.Forward();
-      out["eval_output.0"] = eval.sources;
-      out["eval_output.1"] = eval.estimates;
-      out["eval_loss"] = eval.loss;
-      golden.wrapper_->train();
-    }
-    torch::manual_seed(kGoldenSeed);
-    golden.TrainStep(&out);
+    GoldenRecorder& recorder = golden.recorder_;
+    std::map<std::string, torch::Tensor> out = recorder.Capture([&] {
+      {
+        torch::NoGradGuard no_grad;
+        golden.wrapper_->eval();
+        Outputs eval = golden.Forward();
+        recorder.Record("eval_output.0", eval.sources);
+        recorder.Record("eval_output.1", eval.estimates);
+        recorder.Record("eval_loss", eval.loss);
+        golden.wrapper_->train();
+      }
+      torch::manual_seed(kGoldenSeed);
+      golden.TrainStep();
+    });
     RecordEdgeParameters(golden.module(), "after_step:", /*gradients=*/false,
                          &out);
     return out;
@@ -370,17 +373,19 @@ class DemucsBenchmark final : public Model {
     return {sources, trimmed, estimates, loss};
   }
 
-  // Model.train(). With `golden` set, records the outputs, the loss and the
+  // Model.train(). A golden check records the outputs, the loss and the
   // edge gradients before the step. Returns the loss (the reference returns
   // nothing).
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* golden) {
+  torch::Tensor TrainStep() {
     Outputs outputs = Forward();
     Backward(outputs.loss);
-    if (golden != nullptr) {
-      (*golden)["output.0"] = outputs.streams.detach().clone();
-      (*golden)["output.1"] = outputs.estimates.detach().clone();
-      (*golden)["loss"] = outputs.loss.detach();
-      RecordEdgeParameters(*wrapper_, "grad:", /*gradients=*/true, golden);
+    if (recorder_.recording()) {
+      recorder_.Record("output.0", outputs.streams.clone());
+      recorder_.Record("output.1", outputs.estimates.clone());
+      recorder_.Record("loss", outputs.loss);
+      std::map<std::string, torch::Tensor> grads;
+      RecordEdgeParameters(*wrapper_, "grad:", /*gradients=*/true, &grads);
+      for (const auto& [key, grad] : grads) recorder_.Record(key, grad);
     }
     optimizer_->Step();
     optimizer_->ZeroGrad();
@@ -391,47 +396,43 @@ class DemucsBenchmark final : public Model {
   DemucsWrapper wrapper_;
   std::unique_ptr<optim::Adam> optimizer_;  // Train only.
   torch::Tensor example_inputs_;            // (B, 5, 2, T)
+  GoldenRecorder recorder_;
 };
-
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "demucs";
-  spec.domain = "other";
-  spec.task = "music source separation";
-  spec.reference = "TorchBench demucs (facebookresearch/demucs, Demucs(64))";
-  spec.train_batch_size = 64;  // DEFAULT_TRAIN_BSIZE
-  // DEFAULT_EVAL_BSIZE. On CPU the reference's __init__ divides it by 8
-  // (eval batch 1); the spec keeps the device-independent default.
-  spec.eval_batch_size = 8;
-  spec.min_train_batch_size = kRemixGroupSize;
-  spec.min_batch_size_reason =
-      "Remix(group_size=4) shuffles sources within groups of 4 tracks and "
-      "raises unless the batch divides into them";
-  spec.test_batch_size = kRemixGroupSize;
-  // DemucsWrapper(Demucs(channels=64), augment) as the reference's
-  // __init__.py builds it, counted in the venv (torch 2.14.1):
-  // sum(p.numel() for p in model.parameters()) = 265679496, of which the
-  // BLSTM holds 218112000 (2 layers x 2 directions of 2048 units, and
-  // Linear(4096, 2048)); it has no buffers.
-  spec.reference_parameters = 265679496;
-  spec.reference_buffers = 0;
-  // Model.eval() and one Model.train() (seeded augmentations, L1 loss,
-  // gradients, Adam step) of the reference's own code on filled weights
-  // and inputs, at channels=8 and T = 61848 (GoldenOutputs says why).
-  spec.golden_file = "demucs.golden";
-  spec.skip_cpu_smoke_test =
-      "265.7M parameters: even at small_inputs its smoke test took 51 s "
-      "(Train at batch 4 42 s, Eval 9 s) and its precision test 102 s "
-      "(passing: bf16 and amp_bf16 Train, bf16, amp_bf16 and fp16 Eval), "
-      "measured single-threaded on the shared 2-core machine; counts are "
-      "checked at full size and the golden check runs the same code "
-      "(augmentations, Train step with Adam, Eval) at channels=8";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<DemucsBenchmark>());
+// Counts: sum(p.numel() ...) in the venv (torch 2.14.1) over
+// DemucsWrapper(Demucs(channels=64), augment) as __init__.py builds it; the
+// BLSTM holds 218112000 (2 layers x 2 directions of 2048 units, and
+// Linear(4096, 2048)); no buffers.
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "demucs",
+         .domain = "other",
+         .task = "music source separation",
+         .reference = "TorchBench demucs (facebookresearch/demucs, Demucs(64))",
+         .train_batch_size = 64,  // DEFAULT_TRAIN_BSIZE
+         // DEFAULT_EVAL_BSIZE. On CPU the reference's __init__ divides it by
+         // 8 (eval batch 1); the spec keeps the device-independent default.
+         .eval_batch_size = 8,
+         .min_train_batch_size = kRemixGroupSize,
+         .min_batch_size_reason =
+             "Remix(group_size=4) shuffles sources within groups of 4 tracks "
+             "and raises unless the batch divides into them",
+         .reference_parameters = 265679496,
+         .reference_buffers = 0,
+         .checks = {.golden_file = "demucs.golden",
+                    .test_batch_size = kRemixGroupSize,
+                    .skip_cpu_smoke_test =
+                        "265.7M parameters: even at small_inputs its smoke "
+                        "test took 51 s (Train at batch 4 42 s, Eval 9 s) and "
+                        "its precision test 102 s (passing: bf16 and amp_bf16 "
+                        "Train, bf16, amp_bf16 and fp16 Eval), measured "
+                        "single-threaded on the shared 2-core machine; counts "
+                        "are checked at full size and the golden check runs "
+                        "the same code (augmentations, Train step with Adam, "
+                        "Eval) at channels=8"}}),
+    MakeModel<DemucsBenchmark>());
 
 }  // namespace demucs_model
 }  // namespace torchbench

@@ -67,8 +67,7 @@ class FunctorchDpCifar10 final : public common::DpCifar10Model {
  private:
   torch::Tensor EvalForward() override { return net_->forward(images_); }
 
-  torch::Tensor TrainStep(
-      std::map<std::string, torch::Tensor>* record) override {
+  torch::Tensor TrainStep() override {
     StepHasNoBackward();
     net_->train();
     std::vector<torch::Tensor> params = net_->parameters();
@@ -103,12 +102,10 @@ class FunctorchDpCifar10 final : public common::DpCifar10Model {
       params[i].mutable_grad() =
           ((noises[i] + grads[i]) / batch_size).to(params[i].scalar_type());
     }
-    if (record != nullptr) {
-      (*record)["sample_norms"] = norms;
-      (*record)["grad_sample:conv1.weight"] = sample_grads.front();
-      (*record)["grad_sample:fc.bias"] = sample_grads.back();
-      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, record);
-    }
+    recorder_.Record("sample_norms", norms);
+    recorder_.Record("grad_sample:conv1.weight", sample_grads.front());
+    recorder_.Record("grad_sample:fc.bias", sample_grads.back());
+    RecordEdgeGradients();
     optimizer_->Step();
     optimizer_->ZeroGrad();
     return norms;
@@ -117,37 +114,30 @@ class FunctorchDpCifar10 final : public common::DpCifar10Model {
   common::GroupNormResNet18 net_;
 };
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "functorch_dp_cifar10";
-  spec.domain = "other";
-  spec.task = "differentially private training (per-sample gradients)";
-  spec.reference =
-      "TorchBench functorch_dp_cifar10 (torchvision resnet18 with GroupNorm, "
-      "functorch vmap(grad))";
-  spec.train_batch_size = 64;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 64;   // DEFAULT_EVAL_BSIZE
-  // The reference's Model(test="train").model built in the venv (torch
-  // 2.14.1, torchvision 0.29.1), counted in Python with sum(p.numel() for p
-  // in m.parameters()) and the same over m.buffers(): resnet18 with 1000
-  // classes, GroupNorm has no buffers.
-  spec.reference_parameters = 11689512;
-  spec.reference_buffers = 0;
-  spec.unsupported_precisions.push_back(
-      {.precision = Precision::kAmpFp16,
-       .reason = "train() has no loss.backward(): the gradients come from "
-                 "the grad transform, so there is no loss for a GradScaler "
-                 "to scale",
-       .mode = Mode::kTrain});
-  // eval() and two train() calls (noise off, then noise on from the same
-  // seed) of the reference's own code on filled weights.
-  spec.golden_file = "functorch_dp_cifar10.golden";
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<FunctorchDpCifar10>());
+// Counts: sum(p.numel() ...) over the reference's Model(test="train").model
+// (torch 2.14.1, torchvision 0.29.1): resnet18 with 1000 classes; GroupNorm
+// has no buffers.
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "functorch_dp_cifar10",
+         .domain = "other",
+         .task = "differentially private training (per-sample gradients)",
+         .reference = "TorchBench functorch_dp_cifar10 (torchvision resnet18 "
+                      "with GroupNorm, functorch vmap(grad))",
+         .train_batch_size = 64,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 64,   // DEFAULT_EVAL_BSIZE
+         .reference_parameters = 11689512,
+         .reference_buffers = 0,
+         .unsupported_precisions =
+             {{.precision = Precision::kAmpFp16,
+               .reason = "train() has no loss.backward(): the gradients come "
+                         "from the grad transform, so there is no loss for a "
+                         "GradScaler to scale",
+               .mode = Mode::kTrain}},
+         .checks = {.golden_file = "functorch_dp_cifar10.golden"}}),
+    MakeModel<FunctorchDpCifar10>());
 
 }  // namespace functorch_dp_cifar10_model
 }  // namespace torchbench

@@ -11,8 +11,8 @@
 // grad transform nested in the outer autograd: second order), then the query
 // loss and accuracy. The sum of the 32 query losses is backpropagated once
 // and Adam steps the copy, which is then dropped: the net's own parameters
-// never change (spec.train_may_not_update), and every call starts from the
-// same weights. It returns that sum (the reference returns nothing). One
+// never change (checks.train_may_not_update), and every call starts from
+// the same weights. It returns that sum (the reference returns nothing). One
 // Eval call is the reference's eval(): the net in eval mode (still batch
 // statistics) on the first task's support images, under no_grad.
 //
@@ -65,11 +65,10 @@ class FunctorchMamlOmniglot final : public common::OmniglotMamlModel {
                 false)) {}
 
  private:
-  // Model.train(). With `golden` set, records the per-task query losses and
+  // Model.train(). A golden check records the per-task query losses and
   // accuracies, and the copy's edge gradients and edge parameters after the
   // Adam step.
-  torch::Tensor TrainStep(
-      std::map<std::string, torch::Tensor>* golden) override {
+  torch::Tensor TrainStep() override {
     // make_functional_with_buffers: a deep copy's parameters, new leaves.
     std::vector<torch::Tensor> params;
     for (const torch::Tensor& p : net_->parameters()) {
@@ -97,49 +96,43 @@ class FunctorchMamlOmniglot final : public common::OmniglotMamlModel {
     }
     const torch::Tensor total = torch::stack(qry_losses).sum();
     Backward(total);
-    if (golden != nullptr) {
-      (*golden)["qry_losses"] = torch::stack(qry_losses).detach();
-      (*golden)["qry_accs"] = torch::stack(qry_accs).to(torch::kDouble);
-      (*golden)["grad:0.weight"] = params.front().grad().clone();
-      (*golden)["grad:13.bias"] = params.back().grad().clone();
+    if (recorder_.recording()) {
+      recorder_.Record("qry_losses", torch::stack(qry_losses));
+      recorder_.Record("qry_accs", torch::stack(qry_accs).to(torch::kDouble));
+      recorder_.Record("grad:0.weight", params.front().grad().clone());
+      recorder_.Record("grad:13.bias", params.back().grad().clone());
     }
     meta_opt.Step();
-    if (golden != nullptr) {
-      (*golden)["after_step:0.weight"] = params.front().detach().clone();
-      (*golden)["after_step:13.bias"] = params.back().detach().clone();
+    if (recorder_.recording()) {
+      recorder_.Record("after_step:0.weight", params.front().detach().clone());
+      recorder_.Record("after_step:13.bias", params.back().detach().clone());
     }
     return total.detach();
   }
 };
 
-ModelSpec FunctorchMamlOmniglotSpec() {
-  ModelSpec spec;
-  spec.name = "functorch_maml_omniglot";
-  spec.domain = "other";
-  spec.task = "meta-learning (second-order MAML with functorch, Omniglot)";
-  spec.reference =
-      "TorchBench functorch_maml_omniglot (functorch MAML-Omniglot example)";
-  spec.train_batch_size = 1;  // DEFAULT_TRAIN_BSIZE (nominal)
-  spec.eval_batch_size = 1;   // DEFAULT_EVAL_BSIZE (nominal)
-  spec.fixed_batch_size = true;
-  // The reference's nn.Sequential (torch 2.14.1, counted in Python with
-  // sum(p.numel() ...)): as maml_omniglot's, and no buffers
-  // (track_running_stats=False).
-  spec.reference_parameters = 75205;
-  spec.reference_buffers = 0;
-  spec.train_may_not_update =
-      "the reference's train() steps Adam on make_functional_with_buffers' "
-      "deep copy of the net and drops it: the net itself never changes";
-  // eval() and one train() of the reference's own code on 2 filled tasks,
-  // in float64 (tools/golden/adapters/functorch_maml_omniglot.py).
-  spec.golden_file = "functorch_maml_omniglot.golden";
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(FunctorchMamlOmniglotSpec(),
-                          MakeModel<FunctorchMamlOmniglot>());
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "functorch_maml_omniglot",
+         .domain = "other",
+         .task = "meta-learning (second-order MAML with functorch, Omniglot)",
+         .reference = "TorchBench functorch_maml_omniglot (functorch "
+                      "MAML-Omniglot example)",
+         .train_batch_size = 1,  // DEFAULT_TRAIN_BSIZE (nominal)
+         .eval_batch_size = 1,   // DEFAULT_EVAL_BSIZE (nominal)
+         .fixed_batch_size = true,
+         // sum(p.numel() ...) over the reference's nn.Sequential (torch
+         // 2.14.1): maml_omniglot's; no buffers (track_running_stats=False).
+         .reference_parameters = 75205,
+         .reference_buffers = 0,
+         .checks = {.golden_file = "functorch_maml_omniglot.golden",
+                    .train_may_not_update =
+                        "the reference's train() steps Adam on "
+                        "make_functional_with_buffers' deep copy of the net "
+                        "and drops it: the net itself never changes"}}),
+    MakeModel<FunctorchMamlOmniglot>());
 
 }  // namespace functorch_maml_omniglot_model
 }  // namespace torchbench

@@ -48,6 +48,7 @@
 
 #include "common/functional_convnet.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
@@ -130,7 +131,7 @@ class MetaImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Meta);
 
-class Maml final : public Model {
+class Maml final : public Model, public GoldenCheck {
  public:
   explicit Maml(const ModelConfig& config)
       : float_options_(config.float_options()),
@@ -155,7 +156,7 @@ class Maml final : public Model {
     y_qry_ = y_qry_.index({slice}).to(config.device);
   }
 
-  torch::Tensor Step() override { return ForwardTrain(/*golden=*/nullptr); }
+  torch::Tensor Step() override { return ForwardTrain(); }
 
   torch::nn::Module& module() override { return *meta_; }
 
@@ -178,8 +179,8 @@ class Maml final : public Model {
                  .to(float_options_);
     y_qry_ =
         DeterministicIntegers("y_qry", {kGoldenTaskNum, querysz}, 0, kNWay);
-    std::map<std::string, torch::Tensor> out;
-    out["accs"] = ForwardTrain(&out);
+    std::map<std::string, torch::Tensor> out =
+        recorder_.Capture([&] { recorder_.Record("accs", ForwardTrain()); });
     auto& vars = meta_->net->vars;
     const std::string last = std::to_string(vars->size() - 1);
     out["grad:net.vars.0"] = vars[0].grad().clone();
@@ -215,9 +216,9 @@ class Maml final : public Model {
     return torch::eq(pred_q, y).sum().item<int64_t>();
   }
 
-  // Meta.forward_train. With `golden` set, records the meta loss and the
-  // last task's final query logits into it.
-  torch::Tensor ForwardTrain(std::map<std::string, torch::Tensor>* golden) {
+  // Meta.forward_train. A golden check records the meta loss and the last
+  // task's final query logits.
+  torch::Tensor ForwardTrain() {
     // eval_in_nograd() is False: the reference keeps grad mode on in eval.
     torch::AutoGradMode grad_mode(true);
     const int64_t task_num = x_spt_.size(0);
@@ -262,10 +263,8 @@ class Maml final : public Model {
     optimizer_->ZeroGrad();
     Backward(loss_q);
     optimizer_->Step();
-    if (golden != nullptr) {
-      (*golden)["loss"] = loss_q.detach();
-      (*golden)["query_logits"] = logits_q.detach();
-    }
+    recorder_.Record("loss", loss_q);
+    recorder_.Record("query_logits", logits_q);
     // torch.tensor(corrects) / n: float32 as in the reference, then the
     // step's dtype.
     return (torch::tensor(corrects, torch::kLong) / (querysz * task_num))
@@ -279,36 +278,33 @@ class Maml final : public Model {
   common::BatchNormRunningStats stats_;
   std::unique_ptr<optim::Adam> optimizer_;
   torch::Tensor x_spt_, y_spt_, x_qry_, y_qry_;
+  GoldenRecorder recorder_;
 };
-
-ModelSpec MamlSpec() {
-  ModelSpec spec;
-  spec.name = "maml";
-  spec.domain = "other";
-  spec.task = "meta-learning (first-order MAML, 5-way 1-shot, 32 tasks)";
-  spec.reference = "TorchBench maml (dragen1860/MAML-Pytorch Meta + Learner)";
-  spec.modes = {Mode::kEval};  // train() raises NotImplementedError
-  spec.eval_batch_size = 1;    // DEFAULT_EVAL_BSIZE (nominal)
-  spec.fixed_batch_size = true;
-  // Meta as the reference's __init__ builds it (torch 2.14.1, counted in
-  // Python: sum(p.numel() for p in Model(...).module.parameters())): the 18
-  // Learner.vars (91781 elements) and the 8 vars_bn running statistics
-  // (512), which are nn.Parameters too; no buffers.
-  spec.reference_parameters = 92293;
-  spec.reference_buffers = 0;
-  spec.eval_changes_state =
-      "maml's eval() is Meta.forward_train, a full meta-training step: the "
-      "meta Adam updates net.vars and every train-mode BatchNorm call moves "
-      "net.vars_bn";
-  // One eval() call of the reference's own Meta on 2 filled tasks, float64
-  // (tools/golden/adapters/maml.py).
-  spec.golden_file = "maml.golden";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(MamlSpec(), MakeModel<Maml>());
+// Counts: sum(p.numel() for p in Model(...).module.parameters()) (torch
+// 2.14.1): the 18 Learner.vars (91781) and the 8 vars_bn running statistics
+// (512), nn.Parameters too; no buffers.
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "maml",
+         .domain = "other",
+         .task = "meta-learning (first-order MAML, 5-way 1-shot, 32 tasks)",
+         .reference =
+             "TorchBench maml (dragen1860/MAML-Pytorch Meta + Learner)",
+         .modes = {Mode::kEval},  // train() raises NotImplementedError
+         .eval_batch_size = 1,    // DEFAULT_EVAL_BSIZE (nominal)
+         .fixed_batch_size = true,
+         .reference_parameters = 92293,
+         .reference_buffers = 0,
+         .checks = {.golden_file = "maml.golden",
+                    .eval_changes_state =
+                        "maml's eval() is Meta.forward_train, a full "
+                        "meta-training step: the meta Adam updates net.vars "
+                        "and every train-mode BatchNorm call moves "
+                        "net.vars_bn"}}),
+    MakeModel<Maml>());
 
 }  // namespace maml_model
 }  // namespace torchbench

@@ -66,11 +66,10 @@ class MamlOmniglot final : public common::OmniglotMamlModel {
             torch::nn::BatchNormOptions(64).momentum(1.0).affine(true)) {}
 
  private:
-  // Model.train(). With `golden` set, records each task's query loss, the
-  // last task's query logits, and the edge gradients (before the Adam step)
-  // and parameters (after it).
-  torch::Tensor TrainStep(
-      std::map<std::string, torch::Tensor>* golden) override {
+  // Model.train(). A golden check records each task's query loss, the last
+  // task's query logits, and the edge gradients (before the Adam step) and
+  // parameters (after it).
+  torch::Tensor TrainStep() override {
     const std::vector<torch::Tensor> params = net_->parameters();
     optim::Adam meta_opt(params, optim::AdamOptions{.lr = kMetaLr},
                          optimizer_path_);
@@ -94,18 +93,14 @@ class MamlOmniglot final : public common::OmniglotMamlModel {
           fnet_.Forward(x_qry_[i], fast, &stats, /*training=*/true);
       qry_loss = F::cross_entropy(qry_logits, y_qry_[i]);
       Backward(qry_loss);
-      if (golden != nullptr) {
-        (*golden)["qry_loss." + std::to_string(i)] = qry_loss.detach();
-        (*golden)["qry_logits"] = qry_logits.detach();
+      if (recorder_.recording()) {
+        recorder_.Record("qry_loss." + std::to_string(i), qry_loss);
+        recorder_.Record("qry_logits", qry_logits);
       }
     }
-    if (golden != nullptr) {
-      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, golden);
-    }
+    RecordEdges("grad:", /*gradients=*/true);
     meta_opt.Step();
-    if (golden != nullptr) {
-      RecordEdgeParameters(*net_, "after_step:", /*gradients=*/false, golden);
-    }
+    RecordEdges("after_step:", /*gradients=*/false);
     return qry_loss.detach();
   }
 
@@ -127,29 +122,28 @@ class MamlOmniglot final : public common::OmniglotMamlModel {
   }
 };
 
-ModelSpec MamlOmniglotSpec() {
-  ModelSpec spec;
-  spec.name = "maml_omniglot";
-  spec.domain = "other";
-  spec.task = "meta-learning (second-order MAML with higher, Omniglot 5-way)";
-  spec.reference = "TorchBench maml_omniglot (facebookresearch/higher example)";
-  spec.train_batch_size = 32;  // DEFAULT_TRAIN_BSIZE (nominal: the task count)
-  spec.eval_batch_size = 32;   // DEFAULT_EVAL_BSIZE (nominal)
-  spec.fixed_batch_size = true;
-  // The reference's nn.Sequential (torch 2.14.1, counted in Python with
-  // sum(p.numel() ...)): 640 + 2 * 36928 + 3 * 128 + 325 parameters; three
-  // BatchNorms' running mean, variance and num_batches_tracked (3 * 129).
-  spec.reference_parameters = 75205;
-  spec.reference_buffers = 387;
-  // eval() and one train() of the reference's own code (with higher 0.2.1)
-  // on 2 filled tasks, in float64 (tools/golden/adapters/maml_omniglot.py).
-  spec.golden_file = "maml_omniglot.golden";
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(MamlOmniglotSpec(), MakeModel<MamlOmniglot>());
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "maml_omniglot",
+         .domain = "other",
+         .task =
+             "meta-learning (second-order MAML with higher, Omniglot 5-way)",
+         .reference =
+             "TorchBench maml_omniglot (facebookresearch/higher example)",
+         // DEFAULT_TRAIN_BSIZE (nominal: the task count)
+         .train_batch_size = 32,
+         .eval_batch_size = 32,  // DEFAULT_EVAL_BSIZE (nominal)
+         .fixed_batch_size = true,
+         // sum(p.numel() ...) over the reference's nn.Sequential (torch
+         // 2.14.1): 640 + 2 * 36928 + 3 * 128 + 325; buffers: three
+         // BatchNorms' mean, var and num_batches_tracked (3 * 129).
+         .reference_parameters = 75205,
+         .reference_buffers = 387,
+         // Golden file made with higher 0.2.1.
+         .checks = {.golden_file = "maml_omniglot.golden"}}),
+    MakeModel<MamlOmniglot>());
 
 }  // namespace maml_omniglot_model
 }  // namespace torchbench

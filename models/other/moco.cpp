@@ -53,6 +53,7 @@
 
 #include "common/torchvision_resnet.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -196,7 +197,7 @@ class MocoImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Moco);
 
-class MocoBenchmark final : public Model {
+class MocoBenchmark final : public Model, public GoldenCheck {
  public:
   explicit MocoBenchmark(const ModelConfig& config)
       : mode_(config.mode), moco_(Moco()) {
@@ -227,7 +228,7 @@ class MocoBenchmark final : public Model {
       }
       return logits;
     }
-    return TrainStep(/*golden=*/nullptr);
+    return TrainStep();
   }
 
   torch::nn::Module& module() override { return *moco_; }
@@ -258,9 +259,9 @@ class MocoBenchmark final : public Model {
           "images." + std::to_string(i),
           {batch, 3, kSmallImageSize, kSmallImageSize}, torch::kDouble);
     }
-    std::map<std::string, torch::Tensor> out;
     torch::manual_seed(kGoldenSeed);
-    TrainStep(&out);
+    std::map<std::string, torch::Tensor> out =
+        recorder_.Capture([&] { TrainStep(); });
     for (const auto& p : moco_->named_parameters(/*recurse=*/true)) {
       const std::string& name = p.key();
       if (name == "encoder_q.conv1.weight" || name == "encoder_q.fc.bias" ||
@@ -278,10 +279,10 @@ class MocoBenchmark final : public Model {
   }
 
  private:
-  // Model.train(). With `golden` set, records the first batch's outputs,
-  // loss and the query encoder's edge gradients before its SGD step.
-  // Returns the last loss (the reference returns nothing).
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* golden) {
+  // Model.train(). A golden check records the first batch's outputs, loss
+  // and the query encoder's edge gradients before its SGD step. Returns the
+  // last loss (the reference returns nothing).
+  torch::Tensor TrainStep() {
     moco_->train();
     optimizer_->SetLr(kLr);  // adjust_learning_rate(optimizer, 0, opt)
     torch::Tensor loss;
@@ -291,14 +292,14 @@ class MocoBenchmark final : public Model {
       loss = F::cross_entropy(output.logits, output.labels);
       optimizer_->ZeroGrad();
       Backward(loss);
-      if (golden != nullptr && i == 0) {
-        (*golden)["output.0"] = output.logits.detach().clone();
-        (*golden)["output.1"] = output.labels.clone();
-        (*golden)["loss"] = loss.detach();
+      if (recorder_.recording() && i == 0) {
+        recorder_.Record("output.0", output.logits.clone());
+        recorder_.Record("output.1", output.labels.clone());
+        recorder_.Record("loss", loss);
         for (const auto& p : moco_->named_parameters(/*recurse=*/true)) {
           if (p.key() == "encoder_q.conv1.weight" ||
               p.key() == "encoder_q.fc.bias") {
-            (*golden)["grad:" + p.key()] = p.value().grad().clone();
+            recorder_.Record("grad:" + p.key(), p.value().grad().clone());
           }
         }
       }
@@ -312,38 +313,34 @@ class MocoBenchmark final : public Model {
   std::unique_ptr<optim::Sgd> optimizer_;
   // Query and key views of the two batches, in the reference's order.
   std::vector<torch::Tensor> batches_;
+  GoldenRecorder recorder_;
 };
-
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "moco";
-  spec.domain = "other";
-  spec.task = "self-supervised contrastive learning";
-  spec.reference = "TorchBench moco (facebookresearch/moco v1, ResNet-50)";
-  spec.train_batch_size = 32;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 32;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  // MoCo(resnet50, 128, 32000, 0.999, 0.07, mlp=False) as the reference's
-  // __init__.py builds it, counted in the venv (torch 2.14.1, torchvision
-  // 0.29.1): two resnet50(num_classes=128) of 23770304 parameters each
-  // (the key encoder's too, though it takes no gradients); buffers: each
-  // encoder's 53 BatchNorms (53173 elements), the 128 x 32000 queue and the
-  // one-element queue_ptr.
-  spec.reference_parameters = 2 * 23770304;
-  spec.reference_buffers = 2 * 53173 + kDim * kQueue + 1;
-  spec.eval_changes_state =
-      "the reference's eval() runs MoCo's training-mode forward under "
-      "no_grad: BatchNorm running statistics, the momentum-updated key "
-      "encoder, the queue and its pointer change";
-  // Two batches of Model.train() of the reference's own code on filled
-  // weights and queue, 64x64 images, batch 2, a seeded shuffle.
-  spec.golden_file = "moco.golden";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<MocoBenchmark>());
+// Counts: sum(p.numel() ...) over MoCo(resnet50, 128, 32000, 0.999, 0.07,
+// mlp=False) as __init__.py builds it (torch 2.14.1, torchvision 0.29.1):
+// two resnet50(num_classes=128) (the key encoder's too, though it takes no
+// gradients); buffers: each encoder's 53 BatchNorms, the 128 x 32000 queue
+// and the one-element queue_ptr.
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "moco",
+         .domain = "other",
+         .task = "self-supervised contrastive learning",
+         .reference = "TorchBench moco (facebookresearch/moco v1, ResNet-50)",
+         .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 32,   // DEFAULT_EVAL_BSIZE
+         .reference_parameters = 2 * 23770304,
+         .reference_buffers = 2 * 53173 + kDim * kQueue + 1,
+         .checks = {.golden_file = "moco.golden",
+                    .test_batch_size = 2,
+                    .eval_changes_state =
+                        "the reference's eval() runs MoCo's training-mode "
+                        "forward under no_grad: BatchNorm running statistics, "
+                        "the momentum-updated key encoder, the queue and its "
+                        "pointer change"}}),
+    MakeModel<MocoBenchmark>());
 
 }  // namespace moco_model
 }  // namespace torchbench

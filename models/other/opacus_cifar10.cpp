@@ -89,8 +89,7 @@ class OpacusCifar10 final : public common::DpCifar10Model {
     return net_->forward(images_, nullptr);
   }
 
-  torch::Tensor TrainStep(
-      std::map<std::string, torch::Tensor>* record) override {
+  torch::Tensor TrainStep() override {
     net_->train();
     torch::Tensor output = net_->forward(images_, &hooks_);
     torch::Tensor loss = F::cross_entropy(output, targets_);
@@ -117,13 +116,11 @@ class OpacusCifar10 final : public common::DpCifar10Model {
           grad.view_as(params[i]).to(params[i].scalar_type()) /
           static_cast<double>(images_.size(0));
     }
-    if (record != nullptr) {
-      (*record)["output"] = output.detach();
-      (*record)["loss"] = loss.detach();
-      (*record)["grad_sample:_module.conv1.weight"] = grad_samples.front();
-      (*record)["grad_sample:_module.fc.bias"] = grad_samples.back();
-      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, record);
-    }
+    recorder_.Record("output", output);
+    recorder_.Record("loss", loss);
+    recorder_.Record("grad_sample:_module.conv1.weight", grad_samples.front());
+    recorder_.Record("grad_sample:_module.fc.bias", grad_samples.back());
+    RecordEdgeGradients();
     optimizer_->Step();
     // DPOptimizer.zero_grad(set_to_none=False).
     hooks_.Clear();
@@ -137,32 +134,23 @@ class OpacusCifar10 final : public common::DpCifar10Model {
   common::GradSampleHooks hooks_;
 };
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "opacus_cifar10";
-  spec.domain = "other";
-  spec.task = "differentially private training (Opacus)";
-  spec.reference =
-      "TorchBench opacus_cifar10 (torchvision resnet18, Opacus 1.3.0 "
-      "GradSampleModule + DPOptimizer)";
-  spec.train_batch_size = 64;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 64;   // DEFAULT_EVAL_BSIZE
-  // The reference's Model(test="train").model (the GradSampleModule) built
-  // in the venv (torch 2.14.1, torchvision 0.29.1, opacus 1.3.0), counted in
-  // Python with sum(p.numel() for p in m.parameters()) and the same over
-  // m.buffers(): no duplicates (the wrapper holds none of its own), no
-  // buffers (GroupNorm).
-  spec.reference_parameters = 11181642;
-  spec.reference_buffers = 0;
-  // eval() and two train() calls (noise off, then noise on from the same
-  // seed) of the reference's own code on filled weights.
-  spec.golden_file = "opacus_cifar10.golden";
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<OpacusCifar10>());
+// Counts: sum(p.numel() ...) over the reference's Model(test="train").model,
+// the GradSampleModule (torch 2.14.1, torchvision 0.29.1, opacus 1.3.0): no
+// parameters of the wrapper's own; no buffers (GroupNorm).
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec({.name = "opacus_cifar10",
+               .domain = "other",
+               .task = "differentially private training (Opacus)",
+               .reference = "TorchBench opacus_cifar10 (torchvision resnet18, "
+                            "Opacus 1.3.0 GradSampleModule + DPOptimizer)",
+               .train_batch_size = 64,  // DEFAULT_TRAIN_BSIZE
+               .eval_batch_size = 64,   // DEFAULT_EVAL_BSIZE
+               .reference_parameters = 11181642,
+               .reference_buffers = 0,
+               .checks = {.golden_file = "opacus_cifar10.golden"}}),
+    MakeModel<OpacusCifar10>());
 
 }  // namespace opacus_cifar10_model
 }  // namespace torchbench

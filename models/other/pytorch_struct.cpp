@@ -74,6 +74,7 @@
 
 #include "common/optimizers.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -299,7 +300,7 @@ torch::Tensor InsideLogPartition(const CfgPotentials& scores,
   return LogDot(torch::stack(top, 1), roots).squeeze(0);
 }
 
-class PytorchStruct final : public Model {
+class PytorchStruct final : public Model, public GoldenCheck {
  public:
   explicit PytorchStruct(const ModelConfig& config) {
     // Built on the host and then moved, as the reference does.
@@ -317,7 +318,7 @@ class PytorchStruct final : public Model {
         config.optimizer);
   }
 
-  torch::Tensor Step() override { return TrainStep(/*golden=*/nullptr); }
+  torch::Tensor Step() override { return TrainStep(); }
 
   torch::nn::Module& module() override { return *model_; }
 
@@ -333,8 +334,8 @@ class PytorchStruct final : public Model {
     SetInputs(std::vector<int64_t>(drawn.data_ptr<int64_t>(),
                                    drawn.data_ptr<int64_t>() + drawn.numel()),
               device);
-    std::map<std::string, torch::Tensor> out;
-    TrainStep(&out);
+    std::map<std::string, torch::Tensor> out =
+        recorder_.Capture([&] { TrainStep(); });
     for (const auto& p : model_->named_parameters()) {
       if (IsGoldenParameter(p.key())) {
         out["after_step:" + p.key()] = p.value().detach().clone();
@@ -367,25 +368,27 @@ class PytorchStruct final : public Model {
   }
 
   // Model.train() with NUM_OF_BATCHES 1. Returns the mean log partition
-  // (the reference's `loss`, which it negates for backward).
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* golden) {
+  // (the reference's `loss`, which it negates for backward). A golden check
+  // records the partitions, the loss, the golden parameters' gradients
+  // before clipping and the gradient norm.
+  torch::Tensor TrainStep() {
     optimizer_->ZeroGrad();
     const CfgPotentials params = model_->forward(words_);
     const torch::Tensor partition = InsideLogPartition(params, lengths_);
     const torch::Tensor loss = partition.mean();
     Backward(-loss);
-    if (golden != nullptr) {
-      (*golden)["partition"] = partition.detach().clone();
-      (*golden)["loss"] = loss.detach().clone();
+    if (recorder_.recording()) {
+      recorder_.Record("partition", partition.clone());
+      recorder_.Record("loss", loss.clone());
       for (const auto& p : model_->named_parameters()) {
         if (IsGoldenParameter(p.key())) {
-          (*golden)["grad:" + p.key()] = p.value().grad().detach().clone();
+          recorder_.Record("grad:" + p.key(), p.value().grad().clone());
         }
       }
     }
     const torch::Tensor total_norm =
         common::ClipGradNorm(model_->parameters(), kMaxGradNorm);
-    if (golden != nullptr) (*golden)["grad_norm"] = total_norm.detach();
+    recorder_.Record("grad_norm", total_norm);
     optimizer_->Step();
     return loss.detach();
   }
@@ -394,48 +397,43 @@ class PytorchStruct final : public Model {
   torch::Tensor words_;    // (sentences, longest) word ids.
   torch::Tensor lengths_;  // (sentences) lengths.
   std::unique_ptr<optim::Adam> optimizer_;
+  GoldenRecorder recorder_;
 };
-
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "pytorch_struct";
-  spec.domain = "other";
-  spec.task = "unsupervised constituency parsing (neural PCFG)";
-  spec.reference =
-      "TorchBench pytorch_struct (NeuralCFG + torch-struct SentCFG inside "
-      "algorithm)";
-  spec.modes = {Mode::kTrain};
-  // DEFAULT_TRAIN_BSIZE: a token budget (file comment), 40 sentences.
-  spec.train_batch_size = 200;
-  spec.eval_batch_size = 0;
-  // NeuralCFG(4771, 30, 30, 256) as the reference's __init__ builds it on
-  // the en-ud-v2 vocabulary, counted in Python (sum(p.numel() ...) over
-  // parameters() and buffers(), torch 2.14.1): word_emb 1221376,
-  // nonterm_emb_c 921600, the other embeddings 23296, mlp1 and mlp2 328960
-  // each; no buffers.
-  spec.reference_parameters = 2824192;
-  spec.reference_buffers = 0;
-  // Measured on the reference's own train() with model.half(): the chart's
-  // -1e5 becomes -inf in fp16 (f4e374e copies it in; torch-struct 0.5's
-  // fill_ raises instead), logsumexp's backward over all -inf cells gives
-  // NaN gradients, and the second step's partition is NaN. The port does
-  // the same, and the program stops it at warm-up as diverged.
-  spec.unsupported_precisions.push_back(
-      {.precision = Precision::kFp16,
-       .reason = "torch-struct's LogSemiring zero (-1e5) overflows fp16 to "
-                 "-inf and the inside chart's empty cells make every gradient "
-                 "NaN (the reference's own train() diverges the same way)",
-       .mode = Mode::kTrain});
-  // One train() call of the reference's code (torch-struct 0.5, whose CKY
-  // equals f4e374e's) on filled weights and three filled sentences, in
-  // float64 (tools/golden/adapters/pytorch_struct.py).
-  spec.golden_file = "pytorch_struct.golden";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<PytorchStruct>());
+// Counts: sum(p.numel() ...) over NeuralCFG(4771, 30, 30, 256) as __init__
+// builds it on the en-ud-v2 vocabulary (torch 2.14.1): word_emb 1221376,
+// nonterm_emb_c 921600, the other embeddings 23296, mlp1 and mlp2 328960
+// each; no buffers.
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "pytorch_struct",
+         .domain = "other",
+         .task = "unsupervised constituency parsing (neural PCFG)",
+         .reference = "TorchBench pytorch_struct (NeuralCFG + torch-struct "
+                      "SentCFG inside algorithm)",
+         .modes = {Mode::kTrain},
+         // DEFAULT_TRAIN_BSIZE: a token budget (file comment), 40 sentences.
+         .train_batch_size = 200,
+         .reference_parameters = 2824192,
+         .reference_buffers = 0,
+         // Measured on the reference's own train() with model.half(): the
+         // chart's -1e5 becomes -inf in fp16 (f4e374e copies it in;
+         // torch-struct 0.5's fill_ raises instead), logsumexp's backward
+         // over all -inf cells gives NaN gradients, and the second step's
+         // partition is NaN. The port does the same, and the program stops
+         // it at warm-up as diverged.
+         .unsupported_precisions =
+             {{.precision = Precision::kFp16,
+               .reason = "torch-struct's LogSemiring zero (-1e5) overflows "
+                         "fp16 to -inf and the inside chart's empty cells "
+                         "make every gradient NaN (the reference's own "
+                         "train() diverges the same way)",
+               .mode = Mode::kTrain}},
+         // Golden file made with torch-struct 0.5, whose CKY equals f4e374e's.
+         .checks = {.golden_file = "pytorch_struct.golden"}}),
+    MakeModel<PytorchStruct>());
 
 }  // namespace pytorch_struct_model
 }  // namespace torchbench

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -199,7 +200,7 @@ class LrPolicyScheduler {
   std::vector<double> last_lrs_;
 };
 
-class Dlrm final : public Model {
+class Dlrm final : public Model, public GoldenCheck, public FidelityCheck {
  public:
   explicit Dlrm(const ModelConfig& config) : mode_(config.mode) {
     net_ = DlrmNet(config.device);
@@ -226,7 +227,7 @@ class Dlrm final : public Model {
     if (mode_ == Mode::kEval) {
       return net_->forward(dense_x_, offsets_, indices_);
     }
-    return TrainStep(nullptr);
+    return TrainStep();
   }
 
   // The reference's eval() and two train() calls on filled inputs: 100
@@ -251,13 +252,15 @@ class Dlrm final : public Model {
     targets_ =
         DeterministicTensor("targets", {batch, 1}, torch::kFloat, 0.5, 0.5)
             .to(device);
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      out["eval_output"] = net_->forward(dense_x_, offsets_, indices_);
-    }
-    TrainStep(&out);
-    TrainStep(nullptr);
+    std::map<std::string, torch::Tensor> out = recorder_.Capture([&] {
+      {
+        torch::NoGradGuard no_grad;
+        recorder_.Record("eval_output",
+                         net_->forward(dense_x_, offsets_, indices_));
+      }
+      TrainStep();
+    });
+    TrainStep();  // Not recorded: only its parameters after it are.
     RecordEdgeParameters(*net_, "after_2_steps:", /*gradients=*/false, &out);
     return out;
   }
@@ -305,18 +308,20 @@ class Dlrm final : public Model {
     targets_ = torch::rand({batch, 1}, f32);
   }
 
-  // train(); `record` (golden check) gets the output, the loss and the
-  // edge gradients as they are before the optimizer step.
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* record) {
+  // train(); a golden check records the output, the loss and the edge
+  // gradients as they are before the optimizer step.
+  torch::Tensor TrainStep() {
     torch::Tensor gen = net_->forward(dense_x_, offsets_, indices_);
     optimizer_->ZeroGrad();
     // BCE is configured, but TorchBench's Train replaces it with MSE.
     torch::Tensor loss = torch::mse_loss(gen, targets_);
     Backward(loss);
-    if (record != nullptr) {
-      (*record)["output"] = gen.detach();
-      (*record)["loss"] = loss.detach();
-      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, record);
+    recorder_.Record("output", gen);
+    recorder_.Record("loss", loss);
+    if (recorder_.recording()) {
+      std::map<std::string, torch::Tensor> grads;
+      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, &grads);
+      for (const auto& [key, grad] : grads) recorder_.Record(key, grad);
     }
     optimizer_->Step();
     scheduler_->Step();
@@ -331,49 +336,40 @@ class Dlrm final : public Model {
   torch::Tensor offsets_;
   std::vector<torch::Tensor> indices_;
   torch::Tensor targets_;
+  GoldenRecorder recorder_;
 };
-
-ModelSpec DlrmSpec() {
-  ModelSpec spec;
-  spec.name = "dlrm";
-  spec.domain = "recommendation";
-  spec.task = "recommendation (click-through rate)";
-  spec.reference =
-      "facebookresearch/dlrm DLRM_Net (TorchBench's copy, dlrm_s_pytorch.py)";
-  spec.modes = {Mode::kTrain, Mode::kEval};
-  // DEFAULT_TRAIN_BSIZE / DEFAULT_EVAL_BSIZE; ALLOW_CUSTOMIZE_BSIZE is not
-  // set. (metadata.yaml lowers the eval batch to 1 on an A100-SXM4-40GB
-  // only.)
-  spec.train_batch_size = 2048;
-  spec.eval_batch_size = 2048;
-  spec.fixed_batch_size = false;
-  spec.test_batch_size = 2;
-  spec.supports_channels_last = false;
-  // DLRM_Net built from pytorch/benchmark 43ca0857 dlrm_s_pytorch.py with
-  // TorchBench's arguments and counted in Python (torch 2.14.1):
-  //   emb_l: 8 * 1,000,000 * 64                        = 512,000,000
-  //   bot_l: 512*512+512 + 512*64+64                   =     295,488
-  //   top_l: 100*1024+1024 + 2*(1024*1024+1024) + 1024+1 = 2,203,649
-  //   total                                            = 514,499,137
-  spec.reference_parameters = 514499137;
-  spec.reference_buffers = 0;
-  // Output, MSE loss, edge gradients (the first table's sparse gradient
-  // compared dense) and two SGD steps of the reference's own train()/eval()
-  // on filled weights and inputs (tools/golden/adapters/dlrm.py).
-  spec.golden_file = "dlrm.golden";  // Same Python count: no buffers.
-  // TorchBench sets sigmoid_top = -1, so the top MLP ends in a ReLU. Whether
-  // that single output unit starts alive is a coin flip of the seed: the
-  // reference (numpy seed 123) is alive on all 2048 samples, this port under
-  // torch seed 1337 is dead, so its gradients are zero. The step's compute
-  // (dense and sparse backward, optimizer) is the same either way.
-  spec.train_may_not_update =
-      "final ReLU (sigmoid_top=-1) is dead under torch seed 1337";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(DlrmSpec(), MakeModel<Dlrm>());
+// Counts: DLRM_Net built from pytorch/benchmark 43ca0857 dlrm_s_pytorch.py
+// with TorchBench's arguments and counted in Python (torch 2.14.1):
+//   emb_l: 8 * 1,000,000 * 64                        = 512,000,000
+//   bot_l: 512*512+512 + 512*64+64                   =     295,488
+//   top_l: 100*1024+1024 + 2*(1024*1024+1024) + 1024+1 = 2,203,649
+//   total                                            = 514,499,137
+// TorchBench sets sigmoid_top = -1, so the top MLP ends in a ReLU. Whether
+// that single output unit starts alive is a coin flip of the seed: the
+// reference (numpy seed 123) is alive on all 2048 samples, this port under
+// torch seed 1337 is dead, so its gradients are zero. The step's compute
+// (dense and sparse backward, optimizer) is the same either way.
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec({.name = "dlrm",
+               .domain = "recommendation",
+               .task = "recommendation (click-through rate)",
+               .reference = "facebookresearch/dlrm DLRM_Net (TorchBench's "
+                            "copy, dlrm_s_pytorch.py)",
+               // DEFAULT_TRAIN_BSIZE / DEFAULT_EVAL_BSIZE;
+               // ALLOW_CUSTOMIZE_BSIZE is not set. (metadata.yaml lowers the
+               // eval batch to 1 on an A100-SXM4-40GB only.)
+               .train_batch_size = 2048,
+               .eval_batch_size = 2048,
+               .reference_parameters = 514499137,
+               .reference_buffers = 0,  // Same Python count.
+               .checks = {.golden_file = "dlrm.golden",
+                          .train_may_not_update =
+                              "final ReLU (sigmoid_top=-1) is dead under "
+                              "torch seed 1337"}}),
+    MakeModel<Dlrm>());
 
 }  // namespace dlrm_model
 }  // namespace torchbench

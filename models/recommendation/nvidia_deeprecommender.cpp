@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -127,7 +128,7 @@ torch::Tensor MaskedMseLoss(const torch::Tensor& outputs,
   return loss / num_ratings;
 }
 
-class NvidiaDeeprecommender final : public Model {
+class NvidiaDeeprecommender final : public Model, public GoldenCheck {
  public:
   explicit NvidiaDeeprecommender(const ModelConfig& config)
       : mode_(config.mode),
@@ -191,33 +192,24 @@ class NvidiaDeeprecommender final : public Model {
   std::unique_ptr<optim::Sgd> optimizer_;
 };
 
-ModelSpec NvidiaDeeprecommenderSpec() {
-  ModelSpec spec;
-  spec.name = "nvidia_deeprecommender";
-  spec.domain = "recommendation";
-  spec.task = "recommendation (collaborative-filtering autoencoder)";
-  spec.reference =
-      "TorchBench nvidia_deeprecommender (NVIDIA/DeepRecommender AutoEncoder, "
-      "toy mode)";
-  spec.train_batch_size = 256;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 256;   // DEFAULT_EVAL_BSIZE
-  spec.supports_channels_last = false;
-  // AutoEncoder([197951, 512, 512, 1024], ...) as the reference builds it
-  // (torch 2.14.1, counted in Python with sum(p.numel() ...)): weights
-  // 2 * (512 * 197951 + 512 * 512 + 1024 * 512) and biases
-  // 512 + 512 + 1024 + 512 + 512 + 197951; no buffers.
-  spec.reference_parameters = 204475711;
-  spec.reference_buffers = 0;
-  // eval() and one train() of the reference's own code on filled weights
-  // and inputs (tools/golden/adapters/nvidia_deeprecommender.py).
-  spec.golden_file = "nvidia_deeprecommender.golden";
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(NvidiaDeeprecommenderSpec(),
-                          MakeModel<NvidiaDeeprecommender>());
+// Counts: AutoEncoder([197951, 512, 512, 1024], ...) as the reference builds
+// it (torch 2.14.1, counted in Python with sum(p.numel() ...)): weights
+// 2 * (512 * 197951 + 512 * 512 + 1024 * 512) and biases
+// 512 + 512 + 1024 + 512 + 512 + 197951; no buffers.
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec({.name = "nvidia_deeprecommender",
+               .domain = "recommendation",
+               .task = "recommendation (collaborative-filtering autoencoder)",
+               .reference = "TorchBench nvidia_deeprecommender "
+                            "(NVIDIA/DeepRecommender AutoEncoder, toy mode)",
+               .train_batch_size = 256,  // DEFAULT_TRAIN_BSIZE
+               .eval_batch_size = 256,   // DEFAULT_EVAL_BSIZE
+               .reference_parameters = 204475711,
+               .reference_buffers = 0,
+               .checks = {.golden_file = "nvidia_deeprecommender.golden"}}),
+    MakeModel<NvidiaDeeprecommender>());
 
 }  // namespace nvidia_deeprecommender_model
 }  // namespace torchbench

@@ -60,6 +60,7 @@
 
 #include "rl/sac_blocks.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
@@ -357,7 +358,7 @@ class ReplayBuffer {
   int64_t next_ = 0;
 };
 
-class Drq final : public Model {
+class Drq final : public Model, public GoldenCheck {
  public:
   explicit Drq(const ModelConfig& config)
       : mode_(config.mode),
@@ -576,31 +577,25 @@ std::map<std::string, torch::Tensor> Drq::GoldenOutputs() {
   return out;
 }
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "drq";
-  spec.domain = "rl";
-  spec.task = "reinforcement learning (continuous control from pixels)";
-  spec.reference = "TorchBench drq (DrQ SAC, mock cartpole_swingup frames)";
-  spec.train_batch_size = 1;     // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 1;      // DEFAULT_EVAL_BSIZE
-  spec.fixed_batch_size = true;  // ALLOW_CUSTOMIZE_BSIZE = False
-  spec.test_batch_size = 1;
-  // DRQAgent's networks as a Python root holding actor, critic and
-  // critic_target (parameters() yields the tied conv layers once), built
-  // from the reference's drq.py with obs (27, 84, 84) and action (1,) in
-  // torch 2.14.1: 3099576 (actor, convs included) + 4203448 (critic) +
-  // 4203448 (critic_target) - 35552 (the tied convs, counted twice)
-  // = 11470920, plus log_alpha 1.
-  spec.reference_parameters = 11470921;
-  spec.reference_buffers = 0;  // Conv, Linear and LayerNorm only.
-  spec.golden_file = "drq.golden";
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<Drq>());
+// Counts: sum(p.numel() ...) over a Python root holding DRQAgent's actor,
+// critic and critic_target from drq.py, obs (27, 84, 84), action (1,) (torch
+// 2.14.1): 3099576 + 4203448 + 4203448 - 35552 (the tied convs, yielded
+// once) = 11470920, plus log_alpha 1.
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "drq",
+         .domain = "rl",
+         .task = "reinforcement learning (continuous control from pixels)",
+         .reference = "TorchBench drq (DrQ SAC, mock cartpole_swingup frames)",
+         .train_batch_size = 1,     // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 1,      // DEFAULT_EVAL_BSIZE
+         .fixed_batch_size = true,  // ALLOW_CUSTOMIZE_BSIZE = False
+         .reference_parameters = 11470921,
+         .reference_buffers = 0,  // Conv, Linear and LayerNorm only.
+         .checks = {.golden_file = "drq.golden", .test_batch_size = 1}}),
+    MakeModel<Drq>());
 
 }  // namespace drq_model
 }  // namespace torchbench

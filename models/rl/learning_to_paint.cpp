@@ -22,8 +22,8 @@
 // (torch.ones(uint8) * stepnum wraps modulo 256, as here). The memory holds
 // two host copies of a 7x128x128 uint8 observation per entry: 7.3 GB when
 // full (after 334 Train calls at batch 96), as the reference's. No parameter
-// ever changes (spec.train_may_not_update). A Train step returns the step's
-// reward (host, float32, one per canvas).
+// ever changes (checks.train_may_not_update). A Train step returns the
+// step's reward (host, float32, one per canvas).
 //
 // One Eval call is TorchBench's eval(): the reference's Evaluator, 5
 // validation episodes, each an env reset on the test images (image
@@ -81,6 +81,7 @@
 #include <vector>
 
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
@@ -392,7 +393,7 @@ struct EnvStepResult {
   bool done = false;
 };
 
-class LearningToPaint final : public Model {
+class LearningToPaint final : public Model, public GoldenCheck {
  public:
   explicit LearningToPaint(const ModelConfig& config)
       : mode_(config.mode),
@@ -631,38 +632,35 @@ std::map<std::string, torch::Tensor> LearningToPaint::GoldenOutputs() {
   return out;
 }
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "LearningToPaint";
-  spec.domain = "rl";
-  spec.task = "reinforcement learning (stroke-based painting)";
-  spec.reference =
-      "TorchBench LearningToPaint (DDPG actor/critic ResNet-18, FCN "
-      "renderer, batched canvas env)";
-  spec.train_batch_size = 96;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 96;   // DEFAULT_EVAL_BSIZE
-  // Built with the reference's own classes in the venv (torch 2.14.1,
-  // cv2 stubbed): DDPG(env_batch 2) and FCN(), parameters / buffers of
-  // actor 11209857 / 9749, actor_target 11209857 / 9749, critic 11178770 /
-  // 0, critic_target 11178770 / 0, Decoder 11040812 / 0.
-  spec.reference_parameters = 55818066;
-  spec.reference_buffers = 19498;
-  spec.train_may_not_update =
-      "train() at 43ca0857 never reaches update_policy (episode_steps is 1 "
-      "on every call, max_step 40): a Train call is actor inference, one env "
-      "step and a replay push";
-  spec.skip_cpu_fp16_test_modes = {Mode::kEval};
-  spec.skip_cpu_fp16_test_reason =
-      "Eval's returned rewards (~1e7: the reference's black synthetic targets "
-      "make ini_dis 0, and each reward is divided by ini_dis + 1e-8) exceed "
-      "fp16's range, so an fp16 Eval returns them in float32 instead";
-  spec.golden_file = "LearningToPaint.golden";
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<LearningToPaint>());
+// Counts: the reference's DDPG(env_batch 2) and FCN() (torch 2.14.1, cv2
+// stubbed), parameters / buffers: actor and actor_target 11209857 / 9749
+// each, critic and critic_target 11178770 / 0 each, Decoder 11040812 / 0.
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "LearningToPaint",
+         .domain = "rl",
+         .task = "reinforcement learning (stroke-based painting)",
+         .reference = "TorchBench LearningToPaint (DDPG actor/critic "
+                      "ResNet-18, FCN renderer, batched canvas env)",
+         .train_batch_size = 96,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 96,   // DEFAULT_EVAL_BSIZE
+         .reference_parameters = 55818066,
+         .reference_buffers = 19498,
+         .checks =
+             {.golden_file = "LearningToPaint.golden",
+              .train_may_not_update =
+                  "train() at 43ca0857 never reaches update_policy "
+                  "(episode_steps is 1 on every call, max_step 40): a Train "
+                  "call is actor inference, one env step and a replay push",
+              .skip_cpu_fp16_test_modes = {Mode::kEval},
+              .skip_cpu_fp16_test_reason =
+                  "Eval's returned rewards (~1e7: the reference's black "
+                  "synthetic targets make ini_dis 0, and each reward is "
+                  "divided by ini_dis + 1e-8) exceed fp16's range, so an "
+                  "fp16 Eval returns them in float32 instead"}}),
+    MakeModel<LearningToPaint>());
 
 }  // namespace learning_to_paint_model
 }  // namespace torchbench

@@ -41,6 +41,7 @@
 #include "rl/pendulum.h"
 #include "rl/sac_blocks.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -256,7 +257,7 @@ void SoftUpdate(torch::nn::Module& target, torch::nn::Module& source) {
   rl::SoftUpdate(target, source, kTau);
 }
 
-class SoftActorCritic final : public Model {
+class SoftActorCritic final : public Model, public GoldenCheck {
  public:
   explicit SoftActorCritic(const ModelConfig& config)
       : mode_(config.mode),
@@ -474,35 +475,25 @@ class SoftActorCritic final : public Model {
   std::unique_ptr<optim::Adam> log_alpha_optimizer_;
 };
 
-ModelSpec SoftActorCriticSpec() {
-  ModelSpec spec;
-  spec.name = "soft_actor_critic";
-  spec.domain = "rl";
-  spec.task = "reinforcement learning (continuous control)";
-  spec.reference = "TorchBench soft_actor_critic (SAC, Pendulum-v1)";
-  spec.train_batch_size = 256;   // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 256;    // DEFAULT_EVAL_BSIZE (unused by eval())
-  spec.fixed_batch_size = true;  // ALLOW_CUSTOMIZE_BSIZE = False
-  spec.test_batch_size = 256;
-  // Every network the reference Model holds, built from the reference's
-  // nets.py/sac.py in Python (torch 2.14.1): agent.actor 1055746,
-  // agent.critic1 and agent.critic2 1055745 each, target_agent (a deepcopy:
-  // actor 1055746 + two critics) and log_alpha 1:
-  // 2 * 1055746 + 4 * 1055745 + 1 = 6334473. TorchBench's get_module()
-  // returns agent.actor alone (1055746).
-  spec.reference_parameters = 6334473;
-  // The same networks hold no buffers (Linear layers only).
-  spec.reference_buffers = 0;
-  // One learn_standard() (both critics, actor, alpha) and the soft update
-  // of the reference's own code on a filled replay batch with filled
-  // rsample() noise (tools/golden/adapters/soft_actor_critic.py).
-  spec.golden_file = "soft_actor_critic.golden";
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(SoftActorCriticSpec(), MakeModel<SoftActorCritic>());
+// Counts: every network the reference Model holds, from nets.py/sac.py
+// (torch 2.14.1): agent and its deepcopy target_agent, each an actor of
+// 1055746 and two critics of 1055745, plus log_alpha 1 = 6334473; no
+// buffers (Linear only). TorchBench's get_module() is agent.actor alone.
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec({.name = "soft_actor_critic",
+               .domain = "rl",
+               .task = "reinforcement learning (continuous control)",
+               .reference = "TorchBench soft_actor_critic (SAC, Pendulum-v1)",
+               .train_batch_size = 256,  // DEFAULT_TRAIN_BSIZE
+               .eval_batch_size = 256,  // DEFAULT_EVAL_BSIZE (unused by eval())
+               .fixed_batch_size = true,  // ALLOW_CUSTOMIZE_BSIZE = False
+               .reference_parameters = 6334473,
+               .reference_buffers = 0,
+               .checks = {.golden_file = "soft_actor_critic.golden",
+                          .test_batch_size = 256}}),
+    MakeModel<SoftActorCritic>());
 
 }  // namespace soft_actor_critic_model
 }  // namespace torchbench

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -71,7 +72,7 @@ torch::nn::Sequential MakeMlp() {
   return mlp;
 }
 
-class LennardJones final : public Model {
+class LennardJones final : public Model, public GoldenCheck {
  public:
   explicit LennardJones(const ModelConfig& config) : mode_(config.mode) {
     model_->to(config.device);
@@ -160,29 +161,24 @@ class LennardJones final : public Model {
   std::unique_ptr<optim::Adam> optimizer_;
 };
 
-ModelSpec LennardJonesSpec() {
-  ModelSpec spec;
-  spec.name = "lennard_jones";
-  spec.domain = "science";
-  spec.task = "other (physics-informed MLP: Lennard-Jones energies and forces)";
-  spec.reference = "TorchBench lennard_jones (muhrin/milad example)";
-  spec.train_batch_size = 1000;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 1000;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 16;
-  spec.supports_channels_last = false;
-  // The reference's nn.Sequential (torch 2.14.1, counted in Python with
-  // sum(p.numel() ...)): 1*16+16 + 3 * (16*16+16) + 16+1; no buffers.
-  spec.reference_parameters = 865;
-  spec.reference_buffers = 0;
-  // eval() and one train() of the reference's own code on filled weights
-  // (tools/golden/adapters/lennard_jones.py).
-  spec.golden_file = "lennard_jones.golden";
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(LennardJonesSpec(), MakeModel<LennardJones>());
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "lennard_jones",
+         .domain = "science",
+         .task =
+             "other (physics-informed MLP: Lennard-Jones energies and forces)",
+         .reference = "TorchBench lennard_jones (muhrin/milad example)",
+         .train_batch_size = 1000,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 1000,   // DEFAULT_EVAL_BSIZE
+         // sum(p.numel() ...) over the reference's nn.Sequential (torch
+         // 2.14.1): 1*16+16 + 3 * (16*16+16) + 16+1; no buffers.
+         .reference_parameters = 865,
+         .reference_buffers = 0,
+         .checks = {.golden_file = "lennard_jones.golden",
+                    .test_batch_size = 16}}),
+    MakeModel<LennardJones>());
 
 }  // namespace lennard_jones_model
 }  // namespace torchbench

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/pyhpc.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
@@ -223,7 +224,9 @@ class EquationOfStateImpl : public torch::nn::Module {
 };
 TORCH_MODULE(EquationOfState);
 
-class PyhpcEquationOfState final : public Model {
+class PyhpcEquationOfState final : public Model,
+                                   public GoldenCheck,
+                                   public FidelityCheck {
  public:
   // _generate_inputs(size): a (ceil(2 c), ceil(2 c), ceil(c / 4)) grid with
   // c = size^(1/3) ((204, 204, 26) at 1048576), salinity U(0.01, 10),
@@ -276,18 +279,17 @@ class PyhpcEquationOfState final : public Model {
   torch::Tensor p_;
 };
 
-ModelSpec PyhpcEquationOfStateSpec() {
-  // The kernel's polynomial cancellations are what the benchmark measures in
-  // float64 (common::PyhpcKernelSpec: eval only, no half path).
-  return common::PyhpcKernelSpec(
-      "pyhpc_equation_of_state", "other (ocean-model HPC kernel, gsw_dHdT)",
-      "dionhaefner/pyhpc-benchmarks eos_pytorch.gsw_dHdT (TorchBench's copy)");
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(PyhpcEquationOfStateSpec(),
-                          MakeModel<PyhpcEquationOfState>());
+// The kernel's polynomial cancellations are what the benchmark measures in
+// float64.
+TORCHBENCH_REGISTER_MODEL(
+    common::PyhpcKernelSpec(
+        {.name = "pyhpc_equation_of_state",
+         .task = "other (ocean-model HPC kernel, gsw_dHdT)",
+         .reference = "dionhaefner/pyhpc-benchmarks eos_pytorch.gsw_dHdT "
+                      "(TorchBench's copy)"}),
+    MakeModel<PyhpcEquationOfState>());
 
 }  // namespace pyhpc_equation_of_state_model
 }  // namespace torchbench

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/pyhpc.h"
+#include "torchbench/checks.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
 
@@ -302,7 +303,7 @@ class IsoneutralMixingImpl : public torch::nn::Module {
 };
 TORCH_MODULE(IsoneutralMixing);
 
-class PyhpcIsoneutralMixing final : public Model {
+class PyhpcIsoneutralMixing final : public Model, public GoldenCheck {
  public:
   // _generate_inputs(size), as float64 on the device as prepare_inputs
   // leaves them (the top comment says how they are drawn).
@@ -390,21 +391,17 @@ class PyhpcIsoneutralMixing final : public Model {
   IsoneutralInputs inputs_;
 };
 
-ModelSpec PyhpcIsoneutralMixingSpec() {
-  // The golden file holds all seven outputs. The slope tapering divides by
-  // density gradients offset by 1e-20, which half precision could not hold
-  // (common::PyhpcKernelSpec: eval only, no half path).
-  return common::PyhpcKernelSpec(
-      "pyhpc_isoneutral_mixing",
-      "other (ocean-model HPC kernel, isoneutral_diffusion_pre)",
-      "dionhaefner/pyhpc-benchmarks isoneutral_pytorch."
-      "isoneutral_diffusion_pre (TorchBench's copy)");
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(PyhpcIsoneutralMixingSpec(),
-                          MakeModel<PyhpcIsoneutralMixing>());
+// The golden file holds all seven outputs. The slope tapering divides by
+// density gradients offset by 1e-20, which half precision could not hold.
+TORCHBENCH_REGISTER_MODEL(
+    common::PyhpcKernelSpec(
+        {.name = "pyhpc_isoneutral_mixing",
+         .task = "other (ocean-model HPC kernel, isoneutral_diffusion_pre)",
+         .reference = "dionhaefner/pyhpc-benchmarks isoneutral_pytorch."
+                      "isoneutral_diffusion_pre (TorchBench's copy)"}),
+    MakeModel<PyhpcIsoneutralMixing>());
 
 }  // namespace pyhpc_isoneutral_mixing_model
 }  // namespace torchbench

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "common/pyhpc.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
@@ -472,7 +473,7 @@ class TurbulentKineticEnergyImpl : public torch::nn::Module {
 };
 TORCH_MODULE(TurbulentKineticEnergy);
 
-class PyhpcTurbulentKineticEnergy final : public Model {
+class PyhpcTurbulentKineticEnergy final : public Model, public GoldenCheck {
  public:
   // _generate_inputs(size) as float64 (kbot int64) on the device, as
   // torch.from_numpy(x).to(device) leaves them (the top comment says how
@@ -559,29 +560,27 @@ class PyhpcTurbulentKineticEnergy final : public Model {
   TkeInputs inputs_;
 };
 
-ModelSpec PyhpcTurbulentKineticEnergySpec() {
-  // The golden file holds tke, dtke and tke_surf_corr. The superbee limiter
-  // divides by gradients floored at 1e-20, which half precision could not
-  // hold (common::PyhpcKernelSpec: eval only, no half path). At 43ca0857
-  // the model does not set ALLOW_CUSTOMIZE_BSIZE (later TorchBench does).
-  ModelSpec spec = common::PyhpcKernelSpec(
-      "pyhpc_turbulent_kinetic_energy",
-      "other (ocean-model HPC kernel, integrate_tke)",
-      "dionhaefner/pyhpc-benchmarks tke_pytorch.integrate_tke (TorchBench's "
-      "copy)");
-  // integrate_tke reads z levels -1 and -2, so the grid needs
-  // nz = ceil(size^(1/3) / 4) >= 2; the reference raises IndexError below.
-  spec.min_eval_batch_size = 65;
-  spec.min_batch_size_reason =
-      "integrate_tke reads the two top z levels, and sizes below 65 give a "
-      "grid one level deep (the reference raises IndexError there too)";
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(PyhpcTurbulentKineticEnergySpec(),
-                          MakeModel<PyhpcTurbulentKineticEnergy>());
+// The golden file holds tke, dtke and tke_surf_corr. The superbee limiter
+// divides by gradients floored at 1e-20, which half precision could not
+// hold. At 43ca0857 the model does not set ALLOW_CUSTOMIZE_BSIZE (later
+// TorchBench does).
+TORCHBENCH_REGISTER_MODEL(
+    common::PyhpcKernelSpec(
+        {.name = "pyhpc_turbulent_kinetic_energy",
+         .task = "other (ocean-model HPC kernel, integrate_tke)",
+         .reference = "dionhaefner/pyhpc-benchmarks tke_pytorch.integrate_tke "
+                      "(TorchBench's copy)",
+         // integrate_tke reads z levels -1 and -2, so the grid needs
+         // nz = ceil(size^(1/3) / 4) >= 2; the reference raises IndexError
+         // below.
+         .min_eval_batch_size = 65,
+         .min_batch_size_reason =
+             "integrate_tke reads the two top z levels, and sizes below 65 "
+             "give a grid one level deep (the reference raises IndexError "
+             "there too)"}),
+    MakeModel<PyhpcTurbulentKineticEnergy>());
 
 }  // namespace pyhpc_turbulent_kinetic_energy_model
 }  // namespace torchbench

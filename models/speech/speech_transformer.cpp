@@ -65,6 +65,7 @@
 #include "common/optimizers.h"
 #include "speech/speech_transformer_network.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -199,7 +200,7 @@ torch::Tensor CalPerformance(const torch::Tensor& pred_in,
   return loss;
 }
 
-class SpeechTransformer final : public Model {
+class SpeechTransformer final : public Model, public GoldenCheck {
  public:
   explicit SpeechTransformer(const ModelConfig& config)
       : mode_(config.mode),
@@ -233,7 +234,7 @@ class SpeechTransformer final : public Model {
           net_->Recognize(eval_input_, eval_length_, decode_max_len_);
       return torch::tensor({best.score});
     }
-    return TrainStep(nullptr);
+    return TrainStep();
   }
 
   // recognize() on the filled weights, then one train() call with dropout
@@ -244,20 +245,22 @@ class SpeechTransformer final : public Model {
     }
     SetBatch(MakeBatch(GoldenUtterances()));
     if (!optimizer_) optimizer_ = MakeOptimizer();
-    std::map<std::string, torch::Tensor> out;
-    {
-      // Model.eval() decodes with a freshly built (untrained) model.
-      torch::NoGradGuard no_grad;
-      net_->eval();
-      torch::Tensor input = BuildLfrFeatures(Fbank("eval_fbank", kEvalFrames));
-      Hypothesis best = net_->Recognize(
-          input, torch::tensor({input.size(0)}, torch::kInt), kGoldenMaxLen);
-      out["eval_yseq"] = best.yseq[0].to(torch::kFloat);
-      out["eval_score"] = torch::tensor({best.score});
-    }
-    // One train() call: later ones are too ill-conditioned to compare (see
-    // the golden file's notes).
-    TrainStep(&out);
+    std::map<std::string, torch::Tensor> out = recorder_.Capture([&] {
+      {
+        // Model.eval() decodes with a freshly built (untrained) model.
+        torch::NoGradGuard no_grad;
+        net_->eval();
+        torch::Tensor input =
+            BuildLfrFeatures(Fbank("eval_fbank", kEvalFrames));
+        Hypothesis best = net_->Recognize(
+            input, torch::tensor({input.size(0)}, torch::kInt), kGoldenMaxLen);
+        recorder_.Record("eval_yseq", best.yseq[0].to(torch::kFloat));
+        recorder_.Record("eval_score", torch::tensor({best.score}));
+      }
+      // One train() call: later ones are too ill-conditioned to compare (see
+      // the golden file's notes).
+      TrainStep();
+    });
     RecordEdgeParameters(*net_, "after_train_call:", /*gradients=*/false, &out);
     return out;
   }
@@ -288,29 +291,36 @@ class SpeechTransformer final : public Model {
   // False, so it too runs backward and steps the optimizer: every train()
   // call makes two optimizer steps, the second without dropout. Returns the
   // first pass' loss (tr_avg_loss).
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* record) {
+  torch::Tensor TrainStep() {
     net_->train();
-    const double train_loss = OptimizerPass(record);
+    cv_pass_ = false;
+    const double train_loss = OptimizerPass();
     net_->eval();
-    std::map<std::string, torch::Tensor> cv;
-    OptimizerPass(record != nullptr ? &cv : nullptr);
-    if (record != nullptr) (*record)["cv_loss"] = cv.at("loss");
+    cv_pass_ = true;
+    OptimizerPass();
     return torch::tensor({train_loss});
   }
 
   // One _run_one_epoch over the batch: forward, cal_performance, zero_grad,
-  // backward, TransformerOptimizer.step(), then its .item() reads. `record`
-  // (golden check) gets the output, loss and edge gradients before the step.
-  double OptimizerPass(std::map<std::string, torch::Tensor>* record) {
+  // backward, TransformerOptimizer.step(), then its .item() reads. A golden
+  // check records the train pass' output, loss and edge gradients before the
+  // step, and the cross-validation pass' loss as cv_loss.
+  double OptimizerPass() {
     auto [pred, gold] =
         net_(batch_.padded_input, batch_.input_lengths, batch_.padded_target);
     torch::Tensor loss = CalPerformance(pred, gold);
     optimizer_->ZeroGrad();
     Backward(loss);
-    if (record != nullptr) {
-      (*record)["output"] = pred.detach();
-      (*record)["loss"] = loss.detach();
-      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, record);
+    if (cv_pass_) {
+      recorder_.Record("cv_loss", loss);
+    } else {
+      recorder_.Record("output", pred);
+      recorder_.Record("loss", loss);
+      if (recorder_.recording()) {
+        std::map<std::string, torch::Tensor> grads;
+        RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, &grads);
+        for (const auto& [key, grad] : grads) recorder_.Record(key, grad);
+      }
     }
     // TransformerOptimizer._update_lr, then the inner Adam step.
     common::NoamScheduledStep(*optimizer_, ++step_num_, kLrK, kModel,
@@ -332,46 +342,46 @@ class SpeechTransformer final : public Model {
   torch::Tensor eval_length_;
   std::unique_ptr<optim::Adam> optimizer_;
   int64_t step_num_ = 0;
+  // Whether OptimizerPass() runs train()'s second, eval-mode pass.
+  bool cv_pass_ = false;
+  GoldenRecorder recorder_;
 };
-
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "speech_transformer";
-  spec.domain = "speech";
-  spec.task = "speech recognition";
-  spec.reference =
-      "TorchBench speech_transformer (kaituoxu Speech-Transformer)";
-  spec.train_batch_size = 32;  // DEFAULT_TRAIN_BSIZE (never read; see top)
-  spec.eval_batch_size = 1;    // DEFAULT_EVAL_BSIZE: one utterance
-  // The reference reads neither batch size: Train runs the batch_frames
-  // batch (10 utterances) and Eval decodes one utterance, so only the
-  // defaults are labelled.
-  spec.fixed_batch_size = true;
-  // Built as config.py builds it (Encoder, Decoder with vocabulary 1014,
-  // Transformer) from the reference's classes, counted in Python with torch
-  // 2.14.1 (sum over parameters(), which lists the tied embedding /
-  // projection once, and over buffers(); counts() in
-  // tools/golden/adapters/speech_transformer.py). The buffers are the two
-  // 5000 x 512 position tables.
-  // One Eval step is the full beam search (up to 100 steps of 5 hypotheses,
-  // each re-running the decoder over its whole prefix). On an idle 2-core
-  // machine a Train step takes 4.3 s and an Eval step 17 s, so the smoke
-  // test runs both (earlier minutes-long figures were measured with four
-  // builds running beside it); GoldenTest also checks an 8-step beam search.
-  spec.reference_parameters = 44823040;
-  spec.reference_buffers = 5120000;
-  spec.golden_file = "speech_transformer.golden";
-  spec.skip_cpu_fp16_test_modes = {Mode::kTrain, Mode::kEval};
-  spec.skip_cpu_fp16_test_reason =
-      "on the 2-core CPU an fp16 Train step took 194 s (amp_fp16 193 s) and "
-      "an fp16 Eval beam search 51 s (amp_fp16 54 s): LibTorch's fp16 GEMM "
-      "without fp16 matrix units; bf16 and amp_bf16 run in CI";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<SpeechTransformer>());
+// Counts: built as config.py builds it (Encoder, Decoder with vocabulary
+// 1014, Transformer) from the reference's classes, counted in Python with
+// torch 2.14.1 (sum over parameters(), which lists the tied embedding /
+// projection once, and over buffers(); counts() in
+// tools/golden/adapters/speech_transformer.py). The buffers are the two
+// 5000 x 512 position tables.
+// One Eval step is the full beam search (up to 100 steps of 5 hypotheses,
+// each re-running the decoder over its whole prefix). On an idle 2-core
+// machine a Train step takes 4.3 s and an Eval step 17 s, so the smoke test
+// runs both; GoldenTest also checks an 8-step beam search.
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "speech_transformer",
+         .domain = "speech",
+         .task = "speech recognition",
+         .reference =
+             "TorchBench speech_transformer (kaituoxu Speech-Transformer)",
+         .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE (never read; see top)
+         .eval_batch_size = 1,    // DEFAULT_EVAL_BSIZE: one utterance
+         // The reference reads neither batch size: Train runs the
+         // batch_frames batch (10 utterances) and Eval decodes one
+         // utterance, so only the defaults are labelled.
+         .fixed_batch_size = true,
+         .reference_parameters = 44823040,
+         .reference_buffers = 5120000,
+         .checks = {.golden_file = "speech_transformer.golden",
+                    .skip_cpu_fp16_test_modes = {Mode::kTrain, Mode::kEval},
+                    .skip_cpu_fp16_test_reason =
+                        "on the 2-core CPU an fp16 Train step took 194 s "
+                        "(amp_fp16 193 s) and an fp16 Eval beam search 51 s "
+                        "(amp_fp16 54 s): LibTorch's fp16 GEMM without fp16 "
+                        "matrix units; bf16 and amp_bf16 run in CI"}}),
+    MakeModel<SpeechTransformer>());
 
 }  // namespace speech_transformer_model
 }  // namespace torchbench

@@ -61,6 +61,7 @@
 
 #include "speech/tacotron2_net.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -150,7 +151,7 @@ TextMelBatch BatchTo(const TextMelBatch& b, torch::Device device) {
           b.gates.to(device), b.output_lengths.to(device)};
 }
 
-class Tacotron2 final : public Model {
+class Tacotron2 final : public Model, public GoldenCheck {
  public:
   explicit Tacotron2(const ModelConfig& config)
       : mode_(config.mode), device_(config.device) {
@@ -170,7 +171,7 @@ class Tacotron2 final : public Model {
       net_->eval();
       return net_->forward(batch_).mel_postnet;
     }
-    return TrainStep(nullptr);
+    return TrainStep();
   }
 
   // The reference's eval() and two train() calls with every dropout off,
@@ -189,14 +190,15 @@ class Tacotron2 final : public Model {
                                          torch::kFloat, -5.5, 2.0));
     }
     batch_ = BatchTo(Collate(texts, mels), device_);
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      net_->eval();
-      Record(net_->forward(batch_), "eval_", &out);
-    }
-    TrainStep(&out);
-    TrainStep(nullptr);
+    std::map<std::string, torch::Tensor> out = recorder_.Capture([&] {
+      {
+        torch::NoGradGuard no_grad;
+        net_->eval();
+        RecordOutputs(net_->forward(batch_), "eval_");
+      }
+      TrainStep();
+    });
+    TrainStep();  // Not recorded: only its parameters after it are.
     RecordEdgeParameters(*net_, "after_2_steps:", /*gradients=*/false, &out);
     return out;
   }
@@ -206,33 +208,36 @@ class Tacotron2 final : public Model {
  private:
   static constexpr int64_t kMelChannels = 80;
 
-  void Record(const Tacotron2Outputs& o, const std::string& prefix,
-              std::map<std::string, torch::Tensor>* out) const {
-    (*out)[prefix + "mel"] = o.mel.detach().clone();
-    (*out)[prefix + "mel_postnet"] = o.mel_postnet.detach().clone();
-    (*out)[prefix + "gate"] = o.gate.detach().clone();
-    (*out)[prefix + "alignments"] = o.alignments.detach().clone();
+  void RecordOutputs(const Tacotron2Outputs& o, const std::string& prefix) {
+    recorder_.Record(prefix + "mel", o.mel.detach().clone());
+    recorder_.Record(prefix + "mel_postnet", o.mel_postnet.detach().clone());
+    recorder_.Record(prefix + "gate", o.gate.detach().clone());
+    recorder_.Record(prefix + "alignments", o.alignments.detach().clone());
     // The gate without the 1e3 of padded positions, which would swamp its
     // summary.
-    (*out)[prefix + "gate_frames"] = o.gate.detach().masked_fill(
-        ~MaskFromLengths(batch_.output_lengths), 0.0);
+    recorder_.Record(prefix + "gate_frames",
+                     o.gate.detach().masked_fill(
+                         ~MaskFromLengths(batch_.output_lengths), 0.0));
   }
 
-  // Model.train(); `record` (golden check) gets the outputs, the loss, the
-  // edge gradients and a few inner ones before the optimizer step.
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* record) {
+  // Model.train(); a golden check records the outputs, the loss, the edge
+  // gradients and a few inner ones before the optimizer step.
+  torch::Tensor TrainStep() {
     net_->train();
     net_->zero_grad();
     Tacotron2Outputs outputs = net_->forward(batch_);
     torch::Tensor loss = Tacotron2Loss(outputs, batch_);
     Backward(loss);
-    if (record != nullptr) {
-      Record(outputs, "output_", record);
-      (*record)["loss"] = loss.detach().clone();
-      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, record);
+    if (recorder_.recording()) {
+      RecordOutputs(outputs, "output_");
+      recorder_.Record("loss", loss.detach().clone());
+      std::map<std::string, torch::Tensor> grads;
+      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, &grads);
+      for (const auto& [key, grad] : grads) recorder_.Record(key, grad);
       const auto params = net_->named_parameters();
       for (const char* name : kInnerGradients) {
-        (*record)[std::string("grad:") + name] = params[name].grad().clone();
+        recorder_.Record(std::string("grad:") + name,
+                         params[name].grad().clone());
       }
     }
     optimizer_->Step();
@@ -255,42 +260,37 @@ class Tacotron2 final : public Model {
   Tacotron2Net net_;
   TextMelBatch batch_;
   std::unique_ptr<optim::Adam> optimizer_;
+  GoldenRecorder recorder_;
 };
-
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "tacotron2";
-  // DEFAULT_EVAL_CUDA_PRECISION = "amp": autocast to fp16 on CUDA.
-  spec.default_cuda_eval_precision = Precision::kAmpFp16;
-  spec.domain = "speech";
-  spec.task = "speech synthesis";
-  spec.reference = "TorchBench tacotron2 (NVIDIA Tacotron 2)";
-  spec.train_batch_size = 64;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 64;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 1;
-  // The smoke test runs it: on an idle 2-core machine one step at batch 1
-  // takes 8.8 s (Train) and 2.1 s (Eval); the earlier 200 s was measured
-  // with four builds running beside it.
-  // Tacotron2(create_hparams()) from the reference's model.py at 43ca0857,
-  // built on CPU with torch 2.14.1 and counted in Python
-  // (sum(p.numel() for p in m.parameters()), the same over m.buffers(): the
-  // eight BatchNorm1d layers' running stats and num_batches_tracked).
-  spec.reference_parameters = 28193153;
-  spec.reference_buffers = 7336;
-  // Outputs, loss, gradients and two Adam steps of the reference's own
-  // code on filled weights (tools/golden/adapters/tacotron2.py).
-  spec.golden_file = "tacotron2.golden";
-  spec.skip_cpu_fp16_test_modes = {Mode::kTrain};
-  spec.skip_cpu_fp16_test_reason =
-      "an fp16 Train step took 33 s and amp_fp16 34 s on the 2-core CPU "
-      "(LibTorch's fp16 GEMM without fp16 matrix units); fp16 Eval and bf16 "
-      "Train run in CI";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<Tacotron2>());
+// Counts: Tacotron2(create_hparams()) from the reference's model.py at
+// 43ca0857, built on CPU with torch 2.14.1 and counted in Python
+// (sum(p.numel() for p in m.parameters()), the same over m.buffers(): the
+// eight BatchNorm1d layers' running stats and num_batches_tracked).
+// The smoke test runs it: on an idle 2-core machine one step at batch 1
+// takes 8.8 s (Train) and 2.1 s (Eval).
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "tacotron2",
+         .domain = "speech",
+         .task = "speech synthesis",
+         .reference = "TorchBench tacotron2 (NVIDIA Tacotron 2)",
+         .train_batch_size = 64,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 64,   // DEFAULT_EVAL_BSIZE
+         .reference_parameters = 28193153,
+         .reference_buffers = 7336,
+         // DEFAULT_EVAL_CUDA_PRECISION = "amp": autocast to fp16 on CUDA.
+         .default_cuda_eval_precision = Precision::kAmpFp16,
+         .checks = {.golden_file = "tacotron2.golden",
+                    .test_batch_size = 1,
+                    .skip_cpu_fp16_test_modes = {Mode::kTrain},
+                    .skip_cpu_fp16_test_reason =
+                        "an fp16 Train step took 33 s and amp_fp16 34 s on "
+                        "the 2-core CPU (LibTorch's fp16 GEMM without fp16 "
+                        "matrix units); fp16 Eval and bf16 Train run in CI"}}),
+    MakeModel<Tacotron2>());
 
 }  // namespace tacotron2_model
 }  // namespace torchbench

@@ -47,6 +47,7 @@
 
 #include "common/optimizers.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -151,7 +152,9 @@ torch::Tensor AngleProtoLoss(const torch::Tensor& x, double w, double b) {
   return F::cross_entropy(cos_sim_matrix, label);
 }
 
-class TtsAngular final : public Model {
+class TtsAngular final : public Model,
+                         public GoldenCheck,
+                         public FidelityCheck {
  public:
   explicit TtsAngular(const ModelConfig& config)
       : mode_(config.mode), batch_size_(config.batch_size) {
@@ -172,7 +175,7 @@ class TtsAngular final : public Model {
 
   torch::Tensor Step() override {
     if (mode_ == Mode::kEval) return net_->forward(utterances_);
-    return TrainStep(nullptr);
+    return TrainStep();
   }
 
   // The reference's eval() and two train() calls on filled inputs, as
@@ -186,13 +189,14 @@ class TtsAngular final : public Model {
     utterances_ = DeterministicTensor("utterances", utterances_.sizes(),
                                       torch::kFloat, 0.5, 0.5)
                       .to(utterances_.device());
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      out["eval_output"] = net_->forward(utterances_);
-    }
-    TrainStep(&out);
-    TrainStep(nullptr);
+    std::map<std::string, torch::Tensor> out = recorder_.Capture([&] {
+      {
+        torch::NoGradGuard no_grad;
+        recorder_.Record("eval_output", net_->forward(utterances_));
+      }
+      TrainStep();
+    });
+    TrainStep();  // Not recorded: only its parameters after it are.
     RecordEdgeParameters(*net_, "after_2_steps:", /*gradients=*/false, &out);
     // No later steps: 3-5 at a well-conditioned rate move too little to see
     // at 1e-4, and RAdam's adaptive branch (step 6 on) amplifies rounding
@@ -215,9 +219,9 @@ class TtsAngular final : public Model {
   static constexpr double kLossW = 10.0;
   static constexpr double kLossB = -5.0;
 
-  // TTSModel._train with niter 1; `record` (golden check) gets the output,
-  // loss and edge gradients as they are before the optimizer step.
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* record) {
+  // TTSModel._train with niter 1; a golden check records the output, loss
+  // and edge gradients as they are before the optimizer step.
+  torch::Tensor TrainStep() {
     TORCH_CHECK(batch_size_ % num_speakers_in_batch_ == 0,
                 "tts_angular Train views the batch as ", num_speakers_in_batch_,
                 " speakers (as the reference does), so it needs a multiple of ",
@@ -234,10 +238,12 @@ class TtsAngular final : public Model {
         outputs.view({speakers, outputs.size(0) / speakers, -1});
     torch::Tensor loss = AngleProtoLoss(view, kLossW, kLossB);
     Backward(loss);
-    if (record != nullptr) {
-      (*record)["output"] = outputs.detach().clone();
-      (*record)["loss"] = loss.detach().clone();
-      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, record);
+    if (recorder_.recording()) {
+      recorder_.Record("output", outputs.detach().clone());
+      recorder_.Record("loss", loss.detach().clone());
+      std::map<std::string, torch::Tensor> grads;
+      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, &grads);
+      for (const auto& [key, grad] : grads) recorder_.Record(key, grad);
     }
     optimizer_->Step();
     return loss.detach();
@@ -250,49 +256,45 @@ class TtsAngular final : public Model {
   SpeakerEncoder net_;
   torch::Tensor utterances_;
   std::unique_ptr<common::VendoredRAdam> optimizer_;
+  GoldenRecorder recorder_;
 };
-
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "tts_angular";
-  spec.domain = "speech";
-  spec.task = "speaker encoder";
-  spec.reference =
-      "TorchBench tts_angular (Coqui TTS SpeakerEncoder, AngleProtoLoss, "
-      "vendored RAdam)";
-  spec.train_batch_size = 64;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 64;   // DEFAULT_EVAL_BSIZE
-  spec.min_train_batch_size = 64;
-  spec.min_batch_size_reason =
-      "the reference's train views the batch as 64 speakers "
-      "(outputs.view(64, B // 64, -1)), so it needs a multiple of 64";
-  spec.test_batch_size = 2;
-  // SpeakerEncoder(40, 256, 768, 3) from the reference's model.py at
-  // 43ca0857, counted in Python with torch 2.14.1
-  // (sum(p.numel() for p in m.parameters()), the same over m.buffers()):
-  // layer 0 2684928, layers 1 and 2 3348480 each. TorchBench's get_module()
-  // returns this encoder; the loss's w and b are outside it.
-  spec.reference_parameters = 9381888;
-  spec.reference_buffers = 0;
-  // Output, loss, gradients and two RAdam steps of the reference's own
-  // code on filled weights (tools/golden/adapters/tts_angular.py).
-  spec.golden_file = "tts_angular.golden";
-  spec.skip_cpu_fp16_test_modes = {Mode::kTrain};
-  spec.skip_cpu_fp16_test_reason =
-      "an fp16 Train step took 39 s on the 2-core CPU (LibTorch's fp16 LSTM "
-      "without fp16 matrix units); fp16 Eval and bf16 Train run in CI";
-  spec.unsupported_precisions.push_back(
-      {.precision = Precision::kAmpFp16,
-       .reason = "LibTorch's CPU LSTM (oneDNN) has no fp16 kernel for "
-                 "autocast: \"could not create a primitive descriptor for the "
-                 "LSTM forward propagation primitive\"",
-       .cpu_only = true});
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<TtsAngular>());
+// Counts: SpeakerEncoder(40, 256, 768, 3) from the reference's model.py at
+// 43ca0857, counted in Python with torch 2.14.1
+// (sum(p.numel() for p in m.parameters()), the same over m.buffers()):
+// layer 0 2684928, layers 1 and 2 3348480 each. TorchBench's get_module()
+// returns this encoder; the loss's w and b are outside it.
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "tts_angular",
+         .domain = "speech",
+         .task = "speaker encoder",
+         .reference = "TorchBench tts_angular (Coqui TTS SpeakerEncoder, "
+                      "AngleProtoLoss, vendored RAdam)",
+         .train_batch_size = 64,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 64,   // DEFAULT_EVAL_BSIZE
+         .min_train_batch_size = 64,
+         .min_batch_size_reason =
+             "the reference's train views the batch as 64 speakers "
+             "(outputs.view(64, B // 64, -1)), so it needs a multiple of 64",
+         .reference_parameters = 9381888,
+         .reference_buffers = 0,
+         .unsupported_precisions =
+             {{.precision = Precision::kAmpFp16,
+               .reason =
+                   "LibTorch's CPU LSTM (oneDNN) has no fp16 kernel for "
+                   "autocast: \"could not create a primitive descriptor for "
+                   "the LSTM forward propagation primitive\"",
+               .cpu_only = true}},
+         .checks = {.golden_file = "tts_angular.golden",
+                    .skip_cpu_fp16_test_modes = {Mode::kTrain},
+                    .skip_cpu_fp16_test_reason =
+                        "an fp16 Train step took 39 s on the 2-core CPU "
+                        "(LibTorch's fp16 LSTM without fp16 matrix units); "
+                        "fp16 Eval and bf16 Train run in CI"}}),
+    MakeModel<TtsAngular>());
 
 }  // namespace tts_angular_model
 }  // namespace torchbench

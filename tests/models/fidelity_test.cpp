@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "test_paths.h"
+#include "torchbench/checks.h"
 #include "torchbench/golden.h"
 #include "torchbench/registry.h"
 #include "torchbench/weights.h"
@@ -56,7 +57,7 @@ constexpr double kMinRelativeSpread = 10 * kMaxRelativeError;
 std::vector<std::string> ModelsWithReference() {
   std::vector<std::string> names;
   for (const RegisteredModel* m : Registry::Global().List()) {
-    if (!m->spec.python_reference.empty()) names.push_back(m->spec.name);
+    if (!m->spec.checks.python_reference.empty()) names.push_back(m->spec.name);
   }
   return names;
 }
@@ -143,16 +144,16 @@ TEST_P(FidelityTest, MatchesPythonReference) {
   const RegisteredModel* entry = Registry::Global().Find(GetParam());
   ASSERT_NE(entry, nullptr);
   const ModelSpec& spec = entry->spec;
-  ASSERT_FALSE(spec.reference_input_shape.empty())
+  ASSERT_FALSE(spec.checks.reference_input_shape.empty())
       << spec.name << " sets python_reference but no reference_input_shape";
-  ASSERT_GE(spec.reference_input_shape[0], 2)
+  ASSERT_GE(spec.checks.reference_input_shape[0], 2)
       << spec.name << ": Spread() needs a reference batch of two or more";
 
   const std::string reference_dir = GetEnv("TORCHBENCH_REFERENCE_DIR");
   ASSERT_FALSE(reference_dir.empty()) << "TORCHBENCH_REFERENCE_DIR is not set";
-  const std::string stem =
-      (std::filesystem::path(reference_dir) / FileStem(spec.python_reference))
-          .string();
+  const std::string stem = (std::filesystem::path(reference_dir) /
+                            FileStem(spec.checks.python_reference))
+                               .string();
   const std::string weights_path = stem + ".weights.safetensors";
   const std::string io_path = stem + ".io.safetensors";
 
@@ -172,8 +173,8 @@ TEST_P(FidelityTest, MatchesPythonReference) {
     const std::string command =
         ShellQuote(python) + " " +
         ShellQuote(source + "/tools/make_reference.py") + " --reference " +
-        ShellQuote(spec.python_reference) + " --input-shape " +
-        JoinShape(spec.reference_input_shape) + " --seed " +
+        ShellQuote(spec.checks.python_reference) + " --input-shape " +
+        JoinShape(spec.checks.reference_input_shape) + " --seed " +
         std::to_string(kReferenceSeed) + " --out " + ShellQuote(reference_dir);
     ASSERT_EQ(std::system(command.c_str()), 0) << "failed: " << command;
     io = ReadSafetensors(io_path);
@@ -190,17 +191,22 @@ TEST_P(FidelityTest, MatchesPythonReference) {
     ASSERT_EQ(io->count(key), 1u) << io_path << " has no '" << key << "'";
   }
   const torch::Tensor& input = io->at("input");
-  ASSERT_EQ(input.sizes(), torch::IntArrayRef(spec.reference_input_shape))
+  ASSERT_EQ(input.sizes(),
+            torch::IntArrayRef(spec.checks.reference_input_shape))
       << io_path << " was made for another input shape; delete it";
 
   ModelConfig config;
   config.mode = Mode::kEval;
-  config.batch_size = spec.reference_input_shape[0];
+  config.batch_size = spec.checks.reference_input_shape[0];
   config.device = torch::kCPU;
   std::unique_ptr<Model> model = entry->Create(config);
   absl::Status loaded = LoadStateDict(model->module(), *weights);
   ASSERT_TRUE(loaded.ok()) << loaded;
 
+  auto* check = dynamic_cast<FidelityCheck*>(model.get());
+  ASSERT_NE(check, nullptr)
+      << spec.name << " names a python_reference but does "
+      << "not implement FidelityCheck";
   torch::NoGradGuard no_grad;
   struct Case {
     const char* name;
@@ -212,7 +218,7 @@ TEST_P(FidelityTest, MatchesPythonReference) {
                         Case{"train", true, "train_output"}}) {
     model->module().train(c.train);
     if (c.train) TurnOffDropout(model->module());
-    torch::Tensor output = model->Forward({input});
+    torch::Tensor output = check->Forward({input});
     const torch::Tensor& expected = io->at(c.key);
     ASSERT_EQ(output.sizes(), expected.sizes()) << c.name << " output shape";
     ASSERT_TRUE(torch::isfinite(output).all().item<bool>())
@@ -237,7 +243,7 @@ TEST_P(FidelityTest, MatchesPythonReference) {
         << ", so the output barely depends on the input";
     EXPECT_LE(error, kMaxRelativeError)
         << spec.name << " " << c.name << " output differs from "
-        << spec.python_reference;
+        << spec.checks.python_reference;
   }
 }
 

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "test_paths.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/registry.h"
 
@@ -31,7 +32,7 @@ constexpr double kFloat64Tolerance = 1e-10;
 std::vector<std::string> ModelsWithoutPipReference() {
   std::vector<std::string> names;
   for (const RegisteredModel* m : Registry::Global().List()) {
-    if (m->spec.python_reference.empty()) names.push_back(m->spec.name);
+    if (m->spec.checks.python_reference.empty()) names.push_back(m->spec.name);
   }
   return names;
 }
@@ -48,15 +49,15 @@ class GoldenTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GoldenTest, MatchesTheReference) {
   const ModelSpec& spec = Registry::Global().Find(GetParam())->spec;
-  if (spec.golden_file.empty()) {
-    ASSERT_FALSE(spec.no_reference_check.empty())
+  if (spec.checks.golden_file.empty()) {
+    ASSERT_FALSE(spec.checks.no_reference_check.empty())
         << spec.name
         << " has neither python_reference nor golden_file, and its spec "
            "does not say why (no_reference_check)";
-    GTEST_SKIP() << "no reference check: " << spec.no_reference_check;
+    GTEST_SKIP() << "no reference check: " << spec.checks.no_reference_check;
   }
   const std::string path =
-      (std::filesystem::path(GoldenDir()) / spec.golden_file).string();
+      (std::filesystem::path(GoldenDir()) / spec.checks.golden_file).string();
   absl::StatusOr<GoldenFile> golden = ReadGoldenFile(path);
   ASSERT_TRUE(golden.ok()) << golden.status();
   ASSERT_EQ(golden->model, spec.name) << path;
@@ -70,7 +71,10 @@ TEST_P(GoldenTest, MatchesTheReference) {
   std::unique_ptr<Model> model =
       Registry::Global().Find(spec.name)->Create(config);
   DeterministicFill(model->module());
-  const std::map<std::string, torch::Tensor> outputs = model->GoldenOutputs();
+  auto* check = dynamic_cast<GoldenCheck*>(model.get());
+  ASSERT_NE(check, nullptr) << spec.name << " names " << spec.checks.golden_file
+                            << " but does not implement GoldenCheck";
+  const std::map<std::string, torch::Tensor> outputs = check->GoldenOutputs();
 
   const double tolerance =
       golden->dtype == "float64" ? kFloat64Tolerance : kFloat32Tolerance;

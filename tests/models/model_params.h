@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "torchbench/benchmark_runner.h"
+#include "program/benchmark_runner.h"
 #include "torchbench/registry.h"
 
 namespace torchbench::testing {
@@ -44,8 +44,9 @@ inline std::vector<ModelMode> ModelModes() {
 // mode's smallest valid batch).
 inline int64_t TestBatchSize(const ModelSpec& spec, Mode mode) {
   if (spec.fixed_batch_size) return spec.DefaultBatchSize(mode);
-  return std::max(spec.MinBatchSize(mode),
-                  std::min(spec.test_batch_size, spec.DefaultBatchSize(mode)));
+  return std::max(
+      spec.MinBatchSize(mode),
+      std::min(spec.checks.test_batch_size, spec.DefaultBatchSize(mode)));
 }
 
 // The batch the CPU default set (tools/tb bench without a GPU, i.e.

@@ -43,12 +43,13 @@ namespace {
 
 // Why the CPU precision test does not run `precision` in `mode`, or "".
 std::string SkipReason(const ModelSpec& spec, Mode mode, Precision precision) {
-  if (!spec.skip_cpu_smoke_test.empty()) return spec.skip_cpu_smoke_test;
+  if (!spec.checks.skip_cpu_smoke_test.empty())
+    return spec.checks.skip_cpu_smoke_test;
   const bool fp16 =
       precision == Precision::kFp16 || precision == Precision::kAmpFp16;
-  const auto& slow = spec.skip_cpu_fp16_test_modes;
+  const auto& slow = spec.checks.skip_cpu_fp16_test_modes;
   if (fp16 && std::find(slow.begin(), slow.end(), mode) != slow.end()) {
-    return spec.skip_cpu_fp16_test_reason;
+    return spec.checks.skip_cpu_fp16_test_reason;
   }
   if (const std::string* why =
           spec.UnsupportedReason(precision, mode, torch::kCPU)) {

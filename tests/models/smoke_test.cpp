@@ -34,8 +34,8 @@ class SmokeTest : public ::testing::TestWithParam<testing::ModelMode> {};
 TEST_P(SmokeTest, StepsAreFiniteAndTouchOnlyWhatTheyShould) {
   const auto& [name, mode] = GetParam();
   const ModelSpec& spec = Registry::Global().Find(name)->spec;
-  if (!spec.skip_cpu_smoke_test.empty()) {
-    GTEST_SKIP() << spec.skip_cpu_smoke_test;
+  if (!spec.checks.skip_cpu_smoke_test.empty()) {
+    GTEST_SKIP() << spec.checks.skip_cpu_smoke_test;
   }
   ModelConfig config;
   config.mode = mode;
@@ -65,18 +65,17 @@ TEST_P(SmokeTest, StepsAreFiniteAndTouchOnlyWhatTheyShould) {
   }
   if (mode == Mode::kTrain) {
     if ((*instance)->counts().parameters > 0 &&
-        spec.train_may_not_update.empty()) {
+        spec.checks.train_may_not_update.empty()) {
       EXPECT_GT(changed_parameters, 0) << "a Train step changed no parameter";
     } else if (changed_parameters == 0) {
-      std::cout << "[   NOTE   ] " << name
-                << ": parameters unchanged: " << spec.train_may_not_update
-                << "\n";
+      std::cout << "[   NOTE   ] " << name << ": parameters unchanged: "
+                << spec.checks.train_may_not_update << "\n";
     }
-  } else if (!spec.eval_changes_state.empty()) {
+  } else if (!spec.checks.eval_changes_state.empty()) {
     std::cout << "[   NOTE   ] " << name << ": Eval changed "
               << changed_in_eval.size()
               << " tensors, as the reference's eval() does: "
-              << spec.eval_changes_state << "\n";
+              << spec.checks.eval_changes_state << "\n";
   } else {
     EXPECT_TRUE(changed_in_eval.empty())
         << "an Eval step changed " << changed_in_eval.size()

@@ -1,7 +1,7 @@
 // transformers 5.24.0's BertForMaskedLM (models/bert/modeling_bert.py) as
 // AutoModelForMaskedLM.from_config(BertConfig(...)) builds it, with the
 // options TorchBench's hf_Bert and hf_Bert_large pass (BertConfig values
-// below). Shared by models/nlp/hf_bert.cpp and hf_bert_large.cpp.
+// below). Both are registered in models/nlp/hf_bert.cpp.
 //
 // What from_config builds for a BertConfig: BertModel without pooler
 // (add_pooling_layer=False) = BertEmbeddings + num_hidden_layers post-norm

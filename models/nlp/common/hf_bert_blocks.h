@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "nlp/common/hf_language_model.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
@@ -277,7 +278,7 @@ inline void ZeroDropout(torch::nn::Module& module) {
 // its own fresh Adam, as the adapter builds its own) instead of the
 // benchmarked one.
 template <typename Net>
-class MaskedLmModel final : public HfLanguageModel<Net> {
+class MaskedLmModel final : public HfLanguageModel<Net>, public GoldenCheck {
  public:
   static constexpr int64_t kGoldenLength = 16;
 

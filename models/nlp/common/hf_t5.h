@@ -43,6 +43,7 @@
 
 #include "nlp/common/hf_language_model.h"
 #include "nlp/common/hf_layers.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 
@@ -434,7 +435,8 @@ struct T5GoldenShape {
 // HfLanguageModel with T5's golden check: Eval logits, then one Train step
 // (loss, gradients before Adam's step, parameters after it), dropout off,
 // in float64.
-class T5LanguageModel : public HfLanguageModel<T5ForConditionalGeneration> {
+class T5LanguageModel : public HfLanguageModel<T5ForConditionalGeneration>,
+                        public GoldenCheck {
  public:
   T5LanguageModel(const ModelConfig& config, const HfTask& task,
                   const T5Config& t5, T5GoldenShape golden = {})
