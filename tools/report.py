@@ -28,10 +28,11 @@ file that is neither kind, more than two results files).
 
 import argparse
 import json
-import math
 import os
 import re
 import sys
+
+from report_rules import number
 
 TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 # Google Benchmark's own numeric fields; every other number is a counter.
@@ -40,23 +41,6 @@ GB_FIELDS = {"family_index", "per_family_instance_index", "repetitions", "repeti
 GPU_KEYS = ("gpu_busy_pct", "gpu_idle_pct", "kernels_per_step", "syncs_per_step")
 DETECTION_PREFIXES = ("detectron2_", "vision_maskrcnn", "yolov3", "timm_efficientdet")
 MODE_ORDER = {"Train": 0, "Eval": 1}
-
-# The heuristic rules of the train-vs-eval section: id -> (short name, rule).
-RULES = {
-    "ratio_high": ("train/eval > 4×", "the training step costs more than 4× the inference "
-                   "step per sample (forward + backward + optimizer is typically ~3× forward)"),
-    "ratio_low": ("train/eval < 2×", "the training step costs less than 2× the inference step "
-                  "per sample: fixed overheads dominate, or inference does extra work"),
-    "idle": ("GPU idle > 30 %", "the GPU is idle more than 30 % of the step window"),
-    "eval_sync": ("sync in Eval", "host-device syncs per step in Eval of a model that is not a "
-                  "detection model (on CPU: would_sync_per_step, the ops that would sync on a GPU)"),
-    "memcpy": ("memcpy > 5 %", "copies take more than 5 % of the step window"),
-    "kernels": ("kernels > 3× ops", "more than 3 GPU kernels per aten op: ops that decompose "
-                "into many small kernels"),
-    "launch": ("launch-bound", "median kernel under 10 µs while the GPU idles more than 20 %: "
-               "the host cannot launch kernels as fast as they run"),
-}
-
 
 class InputError(Exception):
     pass
@@ -70,14 +54,6 @@ def read_json(path):
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: not valid JSON ({e})") from None
-
-
-def number(v):
-    """A finite float, else None (absent, null, NaN, a string...)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    v = float(v)
-    return v if math.isfinite(v) else None
 
 
 class Instance:

@@ -9,7 +9,7 @@ import re
 
 import report_plots as plots
 from html_page import page
-from report import RULES, number
+from report_rules import RULES, number
 
 CSS = """
 header{margin-bottom:1em}

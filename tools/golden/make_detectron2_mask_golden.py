@@ -36,12 +36,12 @@ import tempfile
 import numpy as np
 import torch
 
+import coco_synthetic
+import detectron2_env
+import fill
+from make_golden import summary_lines
+
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import coco_synthetic  # noqa: E402
-import detectron2_env  # noqa: E402
-import fill  # noqa: E402
-from make_golden import summary_lines  # noqa: E402
 
 T = fill.deterministic_tensor
 

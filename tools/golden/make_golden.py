@@ -49,9 +49,9 @@ import subprocess
 import sys
 import tempfile
 
+import fill
+
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import fill  # noqa: E402
 
 REFERENCE_COMMIT = "43ca0857"
 

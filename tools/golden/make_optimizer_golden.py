@@ -22,9 +22,9 @@ import tempfile
 
 import torch
 
+from make_golden import summary_lines
+
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from make_golden import summary_lines  # noqa: E402
 
 O = torch.optim
 CASES = {

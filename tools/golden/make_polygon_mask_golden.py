@@ -36,10 +36,10 @@ import sys
 
 import numpy as np
 
+import coco_synthetic
+import detectron2_env
+
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import coco_synthetic  # noqa: E402
-import detectron2_env  # noqa: E402
 
 NUM_CASES = 400
 

@@ -31,10 +31,10 @@ import tempfile
 import torch
 import torchvision
 
+import fill
+from make_golden import summary_lines
+
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import fill  # noqa: E402
-from make_golden import summary_lines  # noqa: E402
 
 T = fill.deterministic_tensor
 

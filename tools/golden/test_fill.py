@@ -2,13 +2,9 @@
 """Pins the Python fill to the values tests/unit/deterministic_fill_test.cpp
 pins the C++ fill to, and checks the parameter rule on a small module."""
 
-import os
-import sys
-
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fill  # noqa: E402
+import fill
 
 
 def main():
