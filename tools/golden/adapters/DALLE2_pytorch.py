@@ -1,8 +1,11 @@
 """DALLE2_pytorch: the dalle2_pytorch library (lucidrains/DALLE2-pytorch at
 0d82dff9, TorchBench's pin) in the configuration TorchBench's __init__ builds.
 
-The library's source tree is put on sys.path from $DALLE2_PYTORCH_SRC
-(default /work/ref/src/DALLE2-pytorch); nothing of it is committed. It needs
+The library is imported from its source tree, $DALLE2_PYTORCH_SRC (default
+/work/ref/src/DALLE2-pytorch), with importlib (source_package.py): its
+dalle2_pytorch/ becomes the package `dalle2_pytorch` without running its
+__init__ (which imports the trainers), and sys.path is left as it is; nothing
+of it is committed. It needs
 einops, einops-exts, rotary-embedding-torch (0.1.5, the release of December
 2022), resize-right, kornia (gaussian_blur2d) and clip-anytorch's clip/model.py
 (tools/requirements.txt pins them). Modules it imports only for other
@@ -28,6 +31,7 @@ import sys
 import types
 
 import fill
+import source_package
 
 MODEL = "DALLE2_pytorch"
 REFERENCE = ("dalle2_pytorch 0d82dff9: OpenAIClipAdapter (CLIP ViT-B/32), DiffusionPrior,"
@@ -95,9 +99,7 @@ def _load_library(deterministic):
     # tokenizer (ftfy), which nothing here uses.
     spec = importlib.util.find_spec("clip")
     clip_dir = pathlib.Path(list(spec.submodule_search_locations)[0])
-    model_spec = importlib.util.spec_from_file_location("clip_model", clip_dir / "model.py")
-    clip_model = importlib.util.module_from_spec(model_spec)
-    model_spec.loader.exec_module(clip_model)
+    clip_model = source_package.load_module("clip_model", clip_dir / "model.py")
 
     def load(name):
         assert name == "ViT-B/32"
@@ -108,9 +110,9 @@ def _load_library(deterministic):
     clip.load = load
     sys.modules["clip"] = clip
 
-    package = types.ModuleType("dalle2_pytorch")
-    package.__path__ = [str(src / "dalle2_pytorch")]
-    sys.modules["dalle2_pytorch"] = package
+    if not (src / "dalle2_pytorch" / "dalle2_pytorch.py").exists():
+        raise RuntimeError(f"dalle2_pytorch source not found at {src} (set DALLE2_PYTORCH_SRC)")
+    source_package.import_package("dalle2_pytorch", src / "dalle2_pytorch", run_init=False)
     tokenizer = types.ModuleType("dalle2_pytorch.tokenizer")
     tokenizer.tokenizer = None
     sys.modules["dalle2_pytorch.tokenizer"] = tokenizer

@@ -7,6 +7,9 @@ It runs from a source checkout: TORCHBENCH_EFFDET_SRC, or else
 <reference-root>/../src/efficientdet-pytorch. It needs omegaconf (pinned in
 tools/requirements.txt); effdet/__init__ imports its COCO evaluator, which
 imports pycocotools: that module is stubbed (the evaluator is never built).
+The checkout's effdet/ is imported as the package `effdet` with importlib
+(source_package.py), and TorchBench's args.py is loaded from its file: sys.path
+is left as it is.
 The optimizer and scheduler are built as TorchBench's __init__ builds them,
 from its args.py defaults.
 """
@@ -17,6 +20,7 @@ import sys
 import types
 
 import fill
+import source_package
 
 MODEL = "timm_efficientdet"
 REFERENCE = ("effdet@79d26d8 create_model('tf_efficientdet_d1', bench_task='train'|'predict'),"
@@ -72,10 +76,10 @@ def _import_effdet(root):
     src = _effdet_src(root)
     if not (src / "effdet" / "__init__.py").exists():
         raise RuntimeError(f"effdet source not found at {src} (set TORCHBENCH_EFFDET_SRC)")
-    sys.path.insert(0, str(src))
     import torch
-    import effdet
-    import effdet.loss
+
+    effdet = source_package.import_package("effdet", src / "effdet")
+    from effdet import loss as effdet_loss
 
     # TorchBench's effdet.patch: the one-hot scatter index cast to int64.
     def one_hot(x, num_classes: int):
@@ -84,21 +88,19 @@ def _import_effdet(root):
         ind = (x.unsqueeze(-1) * x_non_neg).to(dtype=torch.int64)
         return onehot.scatter(-1, ind, 1) * x_non_neg
 
-    effdet.loss.one_hot = one_hot
+    effdet_loss.one_hot = one_hot
     return effdet
 
 
 def _args(root):
     folder = pathlib.Path(root) / "torchbenchmark" / "models" / "timm_efficientdet"
-    sys.path.insert(0, str(folder))
+    tb_args = source_package.load_module("args", folder / "args.py")
     argv = sys.argv
     sys.argv = [argv[0]]
     try:
-        import args as tb_args
         return tb_args.get_args()
     finally:
         sys.argv = argv
-        sys.path.remove(str(folder))
 
 
 def _build(effdet, task):
