@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/optim.h"
@@ -305,7 +306,9 @@ FakeQuantize ActivationFakeQuants::Shared() {
 
 namespace {
 
-class QatClassifier final : public Model {
+class QatClassifier final : public Model,
+                            public GoldenCheck,
+                            public FidelityCheck {
  public:
   QatClassifier(const ModelConfig& config, QatClassifierOptions options)
       : config_(config), options_(std::move(options)) {
@@ -325,7 +328,7 @@ class QatClassifier final : public Model {
 
   torch::Tensor Step() override {
     if (config_.mode == Mode::kEval) return int8_(images_[0].unsqueeze(0));
-    return TrainStep(images_, torch::Tensor(), nullptr);
+    return TrainStep(images_, torch::Tensor());
   }
 
   torch::nn::Module& module() override { return *net_; }
@@ -369,13 +372,12 @@ class QatClassifier final : public Model {
         if (auto* fq = m->as<FakeQuantizeImpl>()) fq->ResetState();
       }
     }
-    TrainStep(images, labels, &out);
+    out.merge(recorder_.Capture([&] { TrainStep(images, labels); }));
     return out;
   }
 
  private:
-  torch::Tensor TrainStep(const torch::Tensor& images, torch::Tensor labels,
-                          std::map<std::string, torch::Tensor>* record) {
+  torch::Tensor TrainStep(const torch::Tensor& images, torch::Tensor labels) {
     optim::Adam optimizer(net_->parameters(), optim::AdamOptions{},
                           config_.optimizer);
     optimizer.ZeroGrad();
@@ -389,20 +391,20 @@ class QatClassifier final : public Model {
     }
     torch::Tensor loss = torch::nn::functional::cross_entropy(pred, labels);
     Backward(loss);
-    if (record != nullptr) {
-      (*record)["output"] = pred.detach().clone();
-      (*record)["loss"] = loss.detach().clone();
+    if (recorder_.recording()) {
+      recorder_.Record("output", pred.clone());
+      recorder_.Record("loss", loss.clone());
       // Before the step: see the adapter on Adam's sign-like first step.
       torch::NoGradGuard no_grad;
-      (*record)["eval_output"] = net_->Convert()(images[0].unsqueeze(0));
+      recorder_.Record("eval_output", net_->Convert()(images[0].unsqueeze(0)));
     }
     optimizer.Step();
-    if (record != nullptr) {
+    if (recorder_.recording()) {
       const auto params = net_->named_parameters();
       for (const std::string& name : options_.golden_parameters) {
         const torch::Tensor& p = params[name];
-        (*record)["grad:" + name] = p.grad().clone();
-        (*record)["after_step:" + name] = p.detach().clone();
+        recorder_.Record("grad:" + name, p.grad().clone());
+        recorder_.Record("after_step:" + name, p.clone());
       }
     }
     return loss.detach();
@@ -413,21 +415,26 @@ class QatClassifier final : public Model {
   std::shared_ptr<QatNet> net_;
   torch::Tensor images_;
   std::function<torch::Tensor(const torch::Tensor&)> int8_;
+  GoldenRecorder recorder_;
 };
 
 }  // namespace
 
-ModelSpec QatClassifierSpec(const std::string& network, int64_t batch_size) {
-  ModelSpec spec;
-  spec.name = network + "_quantized_qat";
-  spec.domain = "vision";
-  spec.task = "image classification";
-  spec.reference = "torchvision " + network +
-                   " + torch.ao FX QAT (prepare_qat_fx, fbgemm) and convert_fx";
-  spec.train_batch_size = batch_size;
-  spec.eval_batch_size = batch_size;  // Eval runs one image whatever it is.
-  spec.test_batch_size = 2;
-  spec.golden_file = spec.name + ".golden";
+ModelSpec QatClassifierSpec(const std::string& network, int64_t batch_size,
+                            ElementCounts reference) {
+  const std::string name = network + "_quantized_qat";
+  ModelSpec spec(
+      {.name = name,
+       .domain = "vision",
+       .task = "image classification",
+       .reference =
+           "torchvision " + network +
+           " + torch.ao FX QAT (prepare_qat_fx, fbgemm) and convert_fx",
+       .train_batch_size = batch_size,
+       .eval_batch_size = batch_size,  // Eval runs one image whatever it is.
+       .reference_parameters = reference.parameters,
+       .reference_buffers = reference.buffers,
+       .checks = {.golden_file = name + ".golden"}});
   const std::string train_reason =
       "the fake-quant kernel (fused_moving_avg_obs_fake_quant) takes float32 "
       "only, in the reference too";

@@ -236,8 +236,9 @@ ModelFactory MakeQatClassifier(QatClassifierOptions options);
 // modes: the fake-quant kernel takes float32 only (the reference fails the
 // same way: "expected scalar type Float but found BFloat16", measured with
 // torch 2.14.1), and the int8 Eval model has no floating-point compute to
-// lower. The model sets the reference's counts.
-ModelSpec QatClassifierSpec(const std::string& network, int64_t batch_size);
+// lower. `reference` is the prepared model's counts.
+ModelSpec QatClassifierSpec(const std::string& network, int64_t batch_size,
+                            ElementCounts reference);
 
 }  // namespace torchbench::fx_qat
 

@@ -3,8 +3,8 @@
 // network and registers, e.g.
 //
 //   TORCHBENCH_REGISTER_MODEL(
-//       Spec(), MakeTorchVisionClassifier<ResNet>([] { return ResNet(opts);
-//       }));
+//       TorchVisionSpec({.name = "resnet50", ...}),
+//       MakeTorchVisionClassifier<ResNet>([] { return ResNet(options); }));
 #ifndef TORCHBENCH_MODELS_COMMON_IMAGE_CLASSIFIER_H_
 #define TORCHBENCH_MODELS_COMMON_IMAGE_CLASSIFIER_H_
 
@@ -23,6 +23,7 @@
 
 #include "common/optimizers.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -101,7 +102,7 @@ TorchVisionInputs MakeTorchVisionInputs(
 // targets real_output, backward, Adam(lr 1e-3) step. `Net` is a module
 // holder whose forward takes one image batch.
 template <typename Net>
-class TorchVisionClassifier final : public Model {
+class TorchVisionClassifier final : public Model, public FidelityCheck {
  public:
   TorchVisionClassifier(const ModelConfig& config, Net net,
                         std::vector<int64_t> image_shape = {3, 224, 224})
@@ -174,7 +175,7 @@ inline std::unique_ptr<optim::Sgd> MakeTimmSgd(
 // (empty(B).random_(num_classes), part of the reference's step),
 // CrossEntropyLoss, backward, timm SGD step; eval is forward.
 template <typename Net>
-class TimmClassifier final : public Model {
+class TimmClassifier final : public Model, public FidelityCheck {
  public:
   struct Options {
     std::vector<int64_t> input_size = {3, 224, 224};
@@ -254,7 +255,9 @@ ModelFactory MakeTimmClassifier(
 // (in that order); eval is model.eval() and forward. Only the optimizer
 // differs between them, so `make_optimizer` builds it from the parameters.
 template <typename Net>
-class PhlippeClassifier final : public Model {
+class PhlippeClassifier final : public Model,
+                                public GoldenCheck,
+                                public FidelityCheck {
  public:
   using OptimizerFactory = std::function<std::unique_ptr<optim::Optimizer>(
       std::vector<torch::Tensor>, OptimizerPath)>;
@@ -276,7 +279,7 @@ class PhlippeClassifier final : public Model {
       net_->eval();
       return net_->forward(images_);
     }
-    return TrainStep(nullptr);
+    return TrainStep();
   }
 
   // The reference's eval() and two train() calls on filled inputs, as
@@ -286,14 +289,15 @@ class PhlippeClassifier final : public Model {
     images_ = DeterministicTensor("images", images_.sizes()).to(options);
     targets_ = DeterministicIntegers("targets", targets_.sizes(), 0, 10)
                    .to(targets_.device());
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      net_->eval();
-      out["eval_output"] = net_->forward(images_);
-    }
-    TrainStep(&out);
-    TrainStep(nullptr);
+    std::map<std::string, torch::Tensor> out = recorder_.Capture([&] {
+      {
+        torch::NoGradGuard no_grad;
+        net_->eval();
+        recorder_.Record("eval_output", net_->forward(images_));
+      }
+      TrainStep();
+    });
+    TrainStep();
     RecordEdgeParameters(*net_, "after_2_steps:", /*gradients=*/false, &out);
     return out;
   }
@@ -306,17 +310,19 @@ class PhlippeClassifier final : public Model {
   }
 
  private:
-  // The reference's train(); `record` (golden check) gets the output, loss
-  // and edge gradients as they are before the optimizer step.
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* record) {
+  // The reference's train(); under a golden check it records the output,
+  // loss and edge gradients as they are before the optimizer step.
+  torch::Tensor TrainStep() {
     net_->train();
     torch::Tensor output = net_->forward(images_);
     torch::Tensor loss = torch::nn::functional::cross_entropy(output, targets_);
     Backward(loss);
-    if (record != nullptr) {
-      (*record)["output"] = output.detach();
-      (*record)["loss"] = loss.detach();
-      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, record);
+    if (recorder_.recording()) {
+      recorder_.Record("output", output);
+      recorder_.Record("loss", loss);
+      std::map<std::string, torch::Tensor> grads;
+      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, &grads);
+      for (const auto& [key, grad] : grads) recorder_.Record(key, grad);
     }
     optimizer_->Step();
     optimizer_->ZeroGrad();
@@ -328,6 +334,7 @@ class PhlippeClassifier final : public Model {
   torch::Tensor images_;
   torch::Tensor targets_;
   std::unique_ptr<optim::Optimizer> optimizer_;
+  GoldenRecorder recorder_;
 };
 
 // Returns a factory building `make_net()` into a PhlippeClassifier.

@@ -11,6 +11,7 @@
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
+#include "common/families.h"
 #include "common/image_classifier.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
@@ -68,34 +69,17 @@ class AlexNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(AlexNet);
 
-ModelSpec AlexNetSpec() {
-  ModelSpec spec;
-  spec.name = "alexnet";
-  // TorchVisionModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16"
-  // (util/framework/vision).
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  spec.domain = "vision";
-  spec.task = "image classification";
-  spec.reference = "torchvision alexnet";
-  spec.train_batch_size = 128;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 128;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  spec.supports_channels_last = true;
-  // torchvision 0.29.1 alexnet(weights=None), counted in Python
-  // (sum(p.numel() for p in m.parameters())); it has no buffers.
-  spec.reference_parameters = 61100840;
-  spec.reference_buffers = 0;
-  spec.python_reference = "torchvision:alexnet";
-  spec.reference_input_shape = {2, 3, 224, 224};
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(AlexNetSpec(),
-                          common::MakeTorchVisionClassifier<AlexNet>([] {
-                            return AlexNet();
-                          }));
+TORCHBENCH_REGISTER_MODEL(
+    TorchVisionSpec({.name = "alexnet",
+                     .train_batch_size = 128,  // DEFAULT_TRAIN_BSIZE
+                     .eval_batch_size = 128,   // DEFAULT_EVAL_BSIZE
+                     // torchvision 0.29.1 alexnet(weights=None), counted in
+                     // Python (sum(p.numel() ...)); no buffers.
+                     .reference_parameters = 61100840,
+                     .reference_buffers = 0}),
+    common::MakeTorchVisionClassifier<AlexNet>([] { return AlexNet(); }));
 
 }  // namespace alexnet_model
 }  // namespace torchbench

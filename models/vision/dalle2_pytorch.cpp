@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
@@ -275,7 +276,7 @@ class Dalle2Impl : public torch::nn::Module {
 };
 TORCH_MODULE(Dalle2);
 
-class Dalle2Pytorch final : public Model {
+class Dalle2Pytorch final : public Model, public GoldenCheck {
  public:
   explicit Dalle2Pytorch(const ModelConfig& config)
       : mode_(config.mode), rng_(config.seed) {
@@ -382,27 +383,25 @@ class Dalle2Pytorch final : public Model {
   torch::Tensor text_, images_;
 };
 
-ModelSpec MakeSpec() {
-  ModelSpec spec;
-  spec.name = "DALLE2_pytorch";
-  spec.domain = "vision";
-  spec.task = "generation";
-  spec.reference =
-      "lucidrains dalle2_pytorch 0d82dff9: DALLE2(DiffusionPrior, Decoder of "
-      "two Unets) with OpenAI CLIP ViT-B/32 (random weights)";
-  spec.train_batch_size = 4;
-  spec.eval_batch_size = 1;
-  spec.reference_parameters = 379886339;
-  spec.reference_buffers = 57;
-  spec.train_may_not_update =
-      "TorchBench's train() runs three backward passes and no optimizer step";
-  spec.golden_file = "DALLE2_pytorch.golden";
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(MakeSpec(), MakeModel<Dalle2Pytorch>());
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "DALLE2_pytorch",
+         .domain = "vision",
+         .task = "generation",
+         .reference = "lucidrains dalle2_pytorch 0d82dff9: DALLE2("
+                      "DiffusionPrior, Decoder of two Unets) with OpenAI CLIP "
+                      "ViT-B/32 (random weights)",
+         .train_batch_size = 4,
+         .eval_batch_size = 1,
+         .reference_parameters = 379886339,
+         .reference_buffers = 57,
+         .checks = {.golden_file = "DALLE2_pytorch.golden",
+                    .train_may_not_update = "TorchBench's train() runs three "
+                                            "backward passes and no optimizer "
+                                            "step"}}),
+    MakeModel<Dalle2Pytorch>());
 
 }  // namespace dalle2_pytorch_model
 }  // namespace torchbench

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -197,7 +198,7 @@ class DcganNetsImpl : public torch::nn::Module {
 };
 TORCH_MODULE(DcganNets);
 
-class Dcgan final : public Model {
+class Dcgan final : public Model, public GoldenCheck {
  public:
   explicit Dcgan(const ModelConfig& config)
       : mode_(config.mode),
@@ -220,7 +221,7 @@ class Dcgan final : public Model {
 
   torch::Tensor Step() override {
     if (mode_ == Mode::kEval) return EvalStep();
-    return TrainStep(/*golden=*/nullptr);
+    return TrainStep();
   }
 
   torch::nn::Module& module() override { return *nets_; }
@@ -237,13 +238,13 @@ class Dcgan final : public Model {
     nets_->to(torch::kDouble);  // In place: the optimizers keep the tensors.
     float_options_ = float_options_.dtype(torch::kDouble);
     images_ = DeterministicTensor("images", images_.sizes()).to(float_options_);
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      out["eval_output"] = EvalStep();
-    }
-    TrainStep(&out);
-    return out;
+    return recorder_.Capture([&] {
+      {
+        torch::NoGradGuard no_grad;
+        recorder_.Record("eval_output", EvalStep());
+      }
+      TrainStep();
+    });
   }
 
  private:
@@ -251,11 +252,12 @@ class Dcgan final : public Model {
     return nets_->netD->ForwardKeepingRunningStats(images_).view(-1);
   }
 
-  // Model.train(). With `golden` set, each epoch's noise is the filled
-  // noise.<epoch>, and the losses, fakes and first-step edge gradients are
-  // recorded into it. Returns the last epoch's G loss (the reference returns
-  // nothing).
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* golden) {
+  // Model.train(). While the golden check records, each epoch's noise is the
+  // filled noise.<epoch>, and the losses, fakes and first-step edge
+  // gradients are recorded. Returns the last epoch's G loss (the reference
+  // returns nothing).
+  torch::Tensor TrainStep() {
+    const bool golden = recorder_.recording();
     Discriminator& net_d = nets_->netD;
     Generator& net_g = nets_->netG;
     const int64_t b_size = images_.size(0);
@@ -272,11 +274,10 @@ class Dcgan final : public Model {
       output.mean().item();
 
       torch::Tensor noise =
-          golden != nullptr
-              ? DeterministicTensor("noise." + std::to_string(epoch),
-                                    {b_size, kNz, 1, 1})
-                    .to(float_options_)
-              : torch::randn({b_size, kNz, 1, 1}, float_options_);
+          golden ? DeterministicTensor("noise." + std::to_string(epoch),
+                                       {b_size, kNz, 1, 1})
+                       .to(float_options_)
+                 : torch::randn({b_size, kNz, 1, 1}, float_options_);
       torch::Tensor fake = net_g->forward(noise);
       label.fill_(kFakeLabel);
       output = net_d->forward(fake.detach()).view(-1);
@@ -285,9 +286,7 @@ class Dcgan final : public Model {
       output.mean().item();
       // errD is only logged too; its add is part of the reference's step.
       [[maybe_unused]] torch::Tensor err_d = err_d_real + err_d_fake;
-      if (golden != nullptr && epoch == 0) {
-        RecordEdgeParameters(*net_d, "grad:netD.", /*gradients=*/true, golden);
-      }
+      if (golden && epoch == 0) RecordEdges(*net_d, "grad:netD.", true);
       optimizer_d_->Step();
 
       // (2) Update G: maximize log(D(G(z))), the fakes labelled real.
@@ -297,33 +296,37 @@ class Dcgan final : public Model {
       err_g = F::binary_cross_entropy(output, label);
       Backward(err_g);
       output.mean().item();
-      if (golden != nullptr && epoch == 0) {
-        RecordEdgeParameters(*net_g, "grad:netG.", /*gradients=*/true, golden);
-      }
+      if (golden && epoch == 0) RecordEdges(*net_g, "grad:netG.", true);
       optimizer_g_->Step();
 
-      if (golden != nullptr && epoch < kGoldenEpochs) {
+      if (golden && epoch < kGoldenEpochs) {
         const std::string tag = "epoch" + std::to_string(epoch) + ":";
-        (*golden)[tag + "errD_real"] = err_d_real.detach();
-        (*golden)[tag + "errD_fake"] = err_d_fake.detach();
-        (*golden)[tag + "errG"] = err_g.detach();
-        (*golden)[tag + "fake"] = fake.detach().clone();
+        recorder_.Record(tag + "errD_real", err_d_real);
+        recorder_.Record(tag + "errD_fake", err_d_fake);
+        recorder_.Record(tag + "errG", err_g);
+        recorder_.Record(tag + "fake", fake.clone());
       }
-      if (golden != nullptr && epoch + 1 == kGoldenEpochs) {
-        RecordEdgeParameters(*net_d, "after_epoch1:netD.",
-                             /*gradients=*/false, golden);
-        RecordEdgeParameters(*net_g, "after_epoch1:netG.",
-                             /*gradients=*/false, golden);
+      if (golden && epoch + 1 == kGoldenEpochs) {
+        RecordEdges(*net_d, "after_epoch1:netD.", false);
+        RecordEdges(*net_g, "after_epoch1:netG.", false);
         for (const auto& buffer : nets_->named_buffers(/*recurse=*/true)) {
           if (buffer.key() == "netD.main.9.running_var" ||
               buffer.key() == "netG.main.1.running_mean") {
-            (*golden)["after_epoch1:" + buffer.key()] =
-                buffer.value().detach().clone();
+            recorder_.Record("after_epoch1:" + buffer.key(),
+                             buffer.value().clone());
           }
         }
       }
     }
     return err_g.detach();
+  }
+
+  // RecordEdgeParameters into recorder_.
+  void RecordEdges(const torch::nn::Module& net, const std::string& prefix,
+                   bool gradients) {
+    std::map<std::string, torch::Tensor> edges;
+    RecordEdgeParameters(net, prefix, gradients, &edges);
+    for (const auto& [key, value] : edges) recorder_.Record(key, value);
   }
 
   Mode mode_;
@@ -332,48 +335,47 @@ class Dcgan final : public Model {
   torch::Tensor images_;  // The reference's exmaple_inputs.
   std::unique_ptr<optim::Adam> optimizer_d_;
   std::unique_ptr<optim::Adam> optimizer_g_;
+  GoldenRecorder recorder_;
 };
 
-ModelSpec DcganSpec() {
-  ModelSpec spec;
-  spec.name = "dcgan";
-  spec.domain = "vision";
-  spec.task = "image generation (GAN)";
-  spec.reference = "TorchBench dcgan (PyTorch examples DCGAN, 64x64)";
-  spec.train_batch_size = 32;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 256;  // DEFAULT_EVAL_BSIZE
-  // The reference Model has no enable_channels_last(), so TorchBench
-  // refuses --channels-last for it.
-  spec.supports_channels_last = false;
-  // Model.netG and Model.model (netD) as the reference's __init__ builds
-  // them (its __init__.py at 43ca0857 with torch 2.14.1), counted in Python
-  // (sum(p.numel() ...) over parameters() and buffers()): netG 3576704
-  // parameters and 1924 buffer elements, netD 2765568 and 1795.
-  // TorchBench's get_module() returns netD alone.
-  spec.reference_parameters = 6342272;
-  spec.reference_buffers = 3719;
-  // BCELoss is on CUDA autocast's banned list: PyTorch raises "unsafe to
-  // autocast" in the reference's train() (the DCGAN recipe would need
-  // BCEWithLogitsLoss), and TorchBench itself refuses amp Train for dcgan
-  // (no enable_amp, not a staged train test). Eval has no loss and runs.
-  const std::string banned_bce =
-      "BCELoss is banned under CUDA autocast (PyTorch raises \"unsafe to "
-      "autocast\" in the reference's train()); TorchBench refuses amp Train "
-      "for dcgan as well";
-  for (Precision p : {Precision::kAmpFp16, Precision::kAmpBf16}) {
-    spec.unsupported_precisions.push_back(
-        {.precision = p, .reason = banned_bce, .mode = Mode::kTrain});
-  }
-  // eval() and the first two epochs of one train() call of the reference's
-  // own code on filled weights, images and noise, in float64
-  // (tools/golden/adapters/dcgan.py; GoldenOutputs says why).
-  spec.golden_file = "dcgan.golden";
-  return spec;
-}
+// BCELoss is on CUDA autocast's banned list: PyTorch raises "unsafe to
+// autocast" in the reference's train() (the DCGAN recipe would need
+// BCEWithLogitsLoss), and TorchBench itself refuses amp Train for dcgan (no
+// enable_amp, not a staged train test).
+constexpr char kBannedBce[] =
+    "BCELoss is banned under CUDA autocast (PyTorch raises \"unsafe to "
+    "autocast\" in the reference's train()); TorchBench refuses amp Train "
+    "for dcgan as well";
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(DcganSpec(), MakeModel<Dcgan>());
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "dcgan",
+         .domain = "vision",
+         .task = "image generation (GAN)",
+         .reference = "TorchBench dcgan (PyTorch examples DCGAN, 64x64)",
+         .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 256,  // DEFAULT_EVAL_BSIZE
+         // Model.netG and Model.model (netD) as the reference's __init__ builds
+         // them (its __init__.py at 43ca0857 with torch 2.14.1), counted in
+         // Python (sum(p.numel() ...) over parameters() and buffers()): netG
+         // 3576704 parameters and 1924 buffer elements, netD 2765568 and 1795.
+         // TorchBench's get_module() returns netD alone.
+         .reference_parameters = 6342272,
+         .reference_buffers = 3719,
+         // amp Train: kBannedBce. Eval has no loss and runs.
+         .unsupported_precisions = {{.precision = Precision::kAmpFp16,
+                                     .reason = kBannedBce,
+                                     .mode = Mode::kTrain},
+                                    {.precision = Precision::kAmpBf16,
+                                     .reason = kBannedBce,
+                                     .mode = Mode::kTrain}},
+         // eval() and the first two epochs of one train() call of the
+         // reference's own code on filled weights, images and noise, in float64
+         // (tools/golden/adapters/dcgan.py; GoldenOutputs says why).
+         .checks = {.golden_file = "dcgan.golden"}}),
+    MakeModel<Dcgan>());
 
 }  // namespace dcgan_model
 }  // namespace torchbench

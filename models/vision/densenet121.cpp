@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/families.h"
 #include "common/image_classifier.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
@@ -177,36 +178,21 @@ class DenseNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(DenseNet);
 
-ModelSpec DenseNet121Spec() {
-  ModelSpec spec;
-  spec.name = "densenet121";
-  // TorchVisionModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16"
-  // (util/framework/vision).
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  spec.domain = "vision";
-  spec.task = "image classification";
-  spec.reference = "torchvision densenet121";
-  spec.train_batch_size = 256;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 64;    // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  spec.supports_channels_last = true;
-  // torchvision 0.29.1 densenet121(weights=None), counted in Python
-  // (sum(p.numel() for p in m.parameters()) and over m.buffers()).
-  spec.reference_parameters = 7978856;
-  // 121 BatchNorm2d layers with 41824 channels in all:
-  // 2 * 41824 running stats + 121 num_batches_tracked = 83769.
-  spec.reference_buffers = 83769;
-  spec.python_reference = "torchvision:densenet121";
-  spec.reference_input_shape = {2, 3, 224, 224};
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(DenseNet121Spec(),
-                          common::MakeTorchVisionClassifier<DenseNet>([] {
-                            return DenseNet(DenseNetOptions());
-                          }));
+TORCHBENCH_REGISTER_MODEL(
+    TorchVisionSpec({.name = "densenet121",
+                     .train_batch_size = 256,  // DEFAULT_TRAIN_BSIZE
+                     .eval_batch_size = 64,    // DEFAULT_EVAL_BSIZE
+                     // torchvision 0.29.1 densenet121(weights=None), counted
+                     // in Python (sum(p.numel() ...) over parameters() and
+                     // buffers()). Buffers: 121 BatchNorm2d layers, 41824
+                     // channels: 2 * 41824 running stats + 121 = 83769.
+                     .reference_parameters = 7978856,
+                     .reference_buffers = 83769}),
+    common::MakeTorchVisionClassifier<DenseNet>([] {
+      return DenseNet(DenseNetOptions());
+    }));
 
 }  // namespace densenet121_model
 }  // namespace torchbench

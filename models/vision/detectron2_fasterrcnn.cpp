@@ -49,7 +49,9 @@
 #include "common/coco_synthetic.h"
 #include "common/detectron2/anchor_generator.h"
 #include "common/detectron2/generalized_rcnn.h"
+#include "common/families.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
@@ -76,7 +78,7 @@ constexpr int64_t kMaxSize = 1333;
 constexpr int64_t kSmallShortEdge = 320;
 constexpr int64_t kSmallMaxSize = 416;
 
-class FasterRcnn final : public Model {
+class FasterRcnn final : public Model, public GoldenCheck {
  public:
   FasterRcnn(const ModelConfig& config, const Variant& variant)
       : mode_(config.mode), variant_(variant) {
@@ -107,7 +109,7 @@ class FasterRcnn final : public Model {
       for (const d2::Instances& i : out) scores.push_back(i.scores);
       return torch::cat(scores);
     }
-    return TrainStep(nullptr);
+    return TrainStep();
   }
 
   torch::nn::Module& module() override { return *model_; }
@@ -116,29 +118,17 @@ class FasterRcnn final : public Model {
   std::map<std::string, torch::Tensor> GoldenOutputs() override;
 
  private:
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* golden);
+  // Records the gradients of RecordedParameters() before the step, the
+  // losses and their sum.
+  torch::Tensor TrainStep();
 
   Mode mode_;
   Variant variant_;
   d2::GeneralizedRCNN model_{nullptr};
   std::vector<d2::RcnnInput> inputs_;
   std::unique_ptr<optim::Optimizer> optimizer_;
+  GoldenRecorder recorder_;
 };
-
-torch::Tensor FasterRcnn::TrainStep(
-    std::map<std::string, torch::Tensor>* golden) {
-  d2::LossDict losses = model_->Losses(inputs_);
-  torch::Tensor total = losses[0].second;
-  for (size_t k = 1; k < losses.size(); ++k) total = total + losses[k].second;
-  optimizer_->ZeroGrad();
-  Backward(total);
-  if (golden != nullptr) {
-    for (const auto& [name, value] : losses) (*golden)[name] = value.detach();
-    (*golden)["loss"] = total.detach();
-  }
-  optimizer_->Step();
-  return total.detach();
-}
 
 // The parameters the golden file records (record_params in the adapter):
 // the first trainable one, the RPN head's conv and the box predictor.
@@ -154,6 +144,24 @@ std::vector<std::string> RecordedParameters(const torch::nn::Module& module) {
     }
   }
   return out;
+}
+
+torch::Tensor FasterRcnn::TrainStep() {
+  d2::LossDict losses = model_->Losses(inputs_);
+  torch::Tensor total = losses[0].second;
+  for (size_t k = 1; k < losses.size(); ++k) total = total + losses[k].second;
+  optimizer_->ZeroGrad();
+  Backward(total);
+  if (recorder_.recording()) {
+    auto params = model_->named_parameters();
+    for (const std::string& name : RecordedParameters(*model_)) {
+      recorder_.Record("grad:" + name, params[name].grad().clone());
+    }
+    for (const auto& [name, value] : losses) recorder_.Record(name, value);
+    recorder_.Record("loss", total);
+  }
+  optimizer_->Step();
+  return total.detach();
 }
 
 std::map<std::string, torch::Tensor> FasterRcnn::GoldenOutputs() {
@@ -218,70 +226,52 @@ std::map<std::string, torch::Tensor> FasterRcnn::GoldenOutputs() {
   optimizer_ = d2::BuildOptimizer(*model_, OptimizerPath::kSingle);
   const std::vector<std::string> recorded = RecordedParameters(*model_);
   torch::manual_seed(0);
-  // TrainStep with the gradients read between backward and step.
-  d2::LossDict losses = model_->Losses(inputs_);
-  torch::Tensor total = losses[0].second;
-  for (size_t k = 1; k < losses.size(); ++k) total = total + losses[k].second;
-  optimizer_->ZeroGrad();
-  Backward(total);
+  out.merge(recorder_.Capture([&] { TrainStep(); }));
   auto params = model_->named_parameters();
-  for (const std::string& name : recorded) {
-    out["grad:" + name] = params[name].grad().detach().clone();
-  }
-  optimizer_->Step();
-  for (const auto& [name, value] : losses) out[name] = value.detach();
-  out["loss"] = total.detach();
   for (const std::string& name : recorded) {
     out["after_step:" + name] = params[name].detach().clone();
   }
   return out;
 }
 
+// Why the CPU smoke test skips a variant (measured single-threaded on the
+// shared 2-core machine, load about 4), or "".
+const char* SkipCpuSmokeTest(d2::RcnnArch arch) {
+  switch (arch) {
+    case d2::RcnnArch::kC4:
+      return "Res5ROIHeads runs the res5 stage on each of the 512 regions "
+             "sampled per Train step (about 2 TFLOP with backward, whatever "
+             "the image size): the two smoke steps of "
+             "detectron2_fasterrcnn_r_101_c4 took 237 s; the golden test runs "
+             "the same code (training and inference) with 64 and 100 regions";
+    case d2::RcnnArch::kDC5:
+      return "the DC5 box head's fc1 (100352 x 1024) runs on each of the 512 "
+             "regions sampled per Train step and SGD updates its 165-185 M "
+             "parameters: the two smoke steps of "
+             "detectron2_fasterrcnn_r_101_dc5 took 129 s; the golden test "
+             "runs the same code (training and inference) with 64 and 100 "
+             "regions";
+    default:
+      return "";
+  }
+}
+
 ModelSpec MakeSpec(const Variant& v) {
-  ModelSpec spec;
-  spec.name = v.name;
-  spec.domain = "vision";
-  spec.task = "object detection";
-  spec.reference =
-      std::string("detectron2 c470ca3 GeneralizedRCNN (") + v.yaml + ")";
-  spec.train_batch_size = 1;  // Detectron2Model.DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 1;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 1;
-  // Detectron2Model.DEFAULT_EVAL_CUDA_PRECISION.
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  for (Precision p : {Precision::kFp16, Precision::kBf16}) {
-    // Member by member: GCC 12 misreads the aggregate initialiser's
-    // string conversion as an out-of-bounds copy (-Warray-bounds).
-    ModelSpec::PrecisionLimit limit;
-    limit.precision = p;
-    limit.reason =
-        "detectron2's batched_nms gives torchvision's nms float32 boxes with "
-        "the model's half/bfloat16 scores, which its CPU kernel rejects "
-        "(\"dets should have the same type as scores\"; the reference fails "
-        "the same way)";
-    limit.cpu_only = true;
-    spec.unsupported_precisions.push_back(std::move(limit));
-  }
-  // Measured single-threaded on the shared 2-core machine (load about 4).
-  if (v.arch == d2::RcnnArch::kC4) {
-    spec.skip_cpu_smoke_test =
-        "Res5ROIHeads runs the res5 stage on each of the 512 regions sampled "
-        "per Train step (about 2 TFLOP with backward, whatever the image "
-        "size): the two smoke steps of detectron2_fasterrcnn_r_101_c4 took "
-        "237 s; the golden test runs the same code (training and inference) "
-        "with 64 and 100 regions";
-  } else if (v.arch == d2::RcnnArch::kDC5) {
-    spec.skip_cpu_smoke_test =
-        "the DC5 box head's fc1 (100352 x 1024) runs on each of the 512 "
-        "regions sampled per Train step and SGD updates its 165-185 M "
-        "parameters: the two smoke steps of detectron2_fasterrcnn_r_101_dc5 "
-        "took 129 s; the golden test runs the same code (training and "
-        "inference) with 64 and 100 regions";
-  }
-  spec.reference_parameters = v.parameters;
-  spec.reference_buffers = v.buffers;
-  spec.golden_file = std::string(v.name) + ".golden";
-  return spec;
+  return WithUnsupportedPrecisions(
+      Detectron2Spec(
+          {.name = v.name,
+           .reference = std::string("detectron2 c470ca3 GeneralizedRCNN (") +
+                        v.yaml + ")",
+           .reference_parameters = v.parameters,
+           .reference_buffers = v.buffers,
+           .checks = {.golden_file = std::string(v.name) + ".golden",
+                      .skip_cpu_smoke_test = SkipCpuSmokeTest(v.arch)}}),
+      {Precision::kFp16, Precision::kBf16},
+      "detectron2's batched_nms gives torchvision's nms float32 boxes with "
+      "the model's half/bfloat16 scores, which its CPU kernel rejects "
+      "(\"dets should have the same type as scores\"; the reference fails "
+      "the same way)",
+      /*cpu_only=*/true);
 }
 
 ModelFactory Factory(const Variant& v) {

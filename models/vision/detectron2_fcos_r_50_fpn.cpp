@@ -49,6 +49,8 @@
 #include "common/detectron2/anchor_generator.h"
 #include "common/detectron2/backbone.h"
 #include "common/detectron2/image_list.h"
+#include "common/families.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
@@ -235,9 +237,6 @@ Detections Postprocess(Detections d, const std::array<int64_t, 2>& input_size,
   return Select(d, keep);
 }
 
-// What one forward records for the golden check.
-using Record = std::map<std::string, torch::Tensor>;
-
 // FCOS (DenseDetector): children backbone, head, anchor_generator and the
 // buffers pixel_mean, pixel_std.
 class FcosImpl : public torch::nn::Module {
@@ -284,23 +283,24 @@ class FcosImpl : public torch::nn::Module {
   }
 
   // DenseDetector.forward in inference: images as the mapper gives them,
-  // output_sizes their original (height, width).
+  // output_sizes their original (height, width). Records each level's
+  // features and head outputs.
   std::vector<Detections> forward(
       const std::vector<torch::Tensor>& images,
-      const std::vector<std::array<int64_t, 2>>& output_sizes, Record* record) {
+      const std::vector<std::array<int64_t, 2>>& output_sizes) {
     const d2::ImageList list = d2::PreprocessImages(
         images, pixel_mean, pixel_std, backbone->size_divisibility());
     const d2::FeatureMap feature_map = backbone->forward(list.tensor);
     std::vector<torch::Tensor> features;
     for (const char* level : kLevels) features.push_back(feature_map.at(level));
     const HeadOutputs raw = head->forward(features);
-    if (record != nullptr) {
+    if (recorder.recording()) {
       for (size_t l = 0; l < kLevels.size(); ++l) {
         const std::string level = kLevels[l];
-        (*record)["features." + level] = features[l];
-        (*record)["head.logits." + level] = raw.logits[l];
-        (*record)["head.bbox_reg." + level] = raw.bbox_reg[l];
-        (*record)["head.ctrness." + level] = raw.ctrness[l];
+        recorder.Record("features." + level, features[l]);
+        recorder.Record("head.logits." + level, raw.logits[l]);
+        recorder.Record("head.bbox_reg." + level, raw.bbox_reg[l]);
+        recorder.Record("head.ctrness." + level, raw.ctrness[l]);
       }
     }
     std::vector<torch::Tensor> logits, deltas, ctrness;
@@ -347,10 +347,11 @@ class FcosImpl : public torch::nn::Module {
   FcosHead head;
   d2::DefaultAnchorGenerator anchor_generator{nullptr};
   torch::Tensor pixel_mean, pixel_std;
+  GoldenRecorder recorder;
 };
 TORCH_MODULE(Fcos);
 
-class Detectron2FcosR50Fpn final : public Model {
+class Detectron2FcosR50Fpn final : public Model, public GoldenCheck {
  public:
   explicit Detectron2FcosR50Fpn(const ModelConfig& config) {
     vision_ops::RequireLoaded();
@@ -370,7 +371,7 @@ class Detectron2FcosR50Fpn final : public Model {
 
   torch::Tensor Step() override {
     std::vector<torch::Tensor> scores;
-    for (auto& d : net_->forward(images_, sizes_, nullptr)) {
+    for (auto& d : net_->forward(images_, sizes_)) {
       scores.push_back(d.scores);
     }
     return torch::cat(scores);
@@ -392,10 +393,12 @@ class Detectron2FcosR50Fpn final : public Model {
     head.bbox_pred->bias.add_(kGoldenBboxBiasShift);
     const auto info = coco_synthetic::MakeImageInfo(0);
     const auto device = net_->pixel_mean.device();
-    Record out;
-    auto dets = net_->forward({MakeImage(0, kSmallShortEdge, kSmallMaxSize)
-                                   .to(device, torch::kFloat)},
-                              {{info.height, info.width}}, &out);
+    std::vector<Detections> dets;
+    std::map<std::string, torch::Tensor> out = net_->recorder.Capture([&] {
+      dets = net_->forward({MakeImage(0, kSmallShortEdge, kSmallMaxSize)
+                                .to(device, torch::kFloat)},
+                           {{info.height, info.width}});
+    });
     out["boxes"] = dets[0].boxes;
     out["scores"] = dets[0].scores;
     out["classes"] = dets[0].classes.to(torch::kFloat);
@@ -416,44 +419,36 @@ class Detectron2FcosR50Fpn final : public Model {
   std::vector<std::array<int64_t, 2>> sizes_;
 };
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "detectron2_fcos_r_50_fpn";
-  spec.domain = "vision";
-  spec.task = "object detection";
-  spec.reference =
-      "TorchBench detectron2_fcos_r_50_fpn (detectron2 c470ca3 "
-      "fcos_R_50_FPN_1x, head norm BN)";
-  // FCOS Train raises NotImplementedError in TorchBench (FCOS_USE_BN).
-  spec.modes = {Mode::kEval};
-  spec.train_batch_size = 0;
-  spec.eval_batch_size = 1;  // Detectron2Model.DEFAULT_EVAL_BSIZE
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  // instantiate(cfg.model) in the venv with detectron2 c470ca3 from
-  // tools/golden/detectron2_env.py: sum(numel) over parameters() and over
-  // buffers() (FrozenBN's four buffers, the head's 40 BatchNorms' statistics,
-  // cell anchors, pixel_mean/std).
-  spec.reference_parameters = 32244245;
-  spec.reference_buffers = 126786;
-  for (Precision p : {Precision::kFp16, Precision::kBf16}) {
-    // Member by member: GCC 12 misreads the aggregate initialiser's
-    // string conversion as an out-of-bounds copy (-Warray-bounds).
-    ModelSpec::PrecisionLimit limit;
-    limit.precision = p;
-    limit.reason =
-        "detectron2's batched_nms gives torchvision's CPU nms float boxes "
-        "and half scores, which it rejects (the reference fails the same "
-        "way)";
-    limit.cpu_only = true;
-    spec.unsupported_precisions.push_back(std::move(limit));
-  }
-  spec.golden_file = "detectron2_fcos_r_50_fpn.golden";
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<Detectron2FcosR50Fpn>());
+// Detectron2Spec would give this Eval-only model a Train batch and the CPU
+// tests batch 1: the spec states its Detectron2Model facts itself.
+TORCHBENCH_REGISTER_MODEL(
+    WithUnsupportedPrecisions(
+        ModelSpec(
+            {.name = "detectron2_fcos_r_50_fpn",
+             .domain = "vision",
+             .task = "object detection",
+             .reference = "TorchBench detectron2_fcos_r_50_fpn (detectron2 "
+                          "c470ca3 fcos_R_50_FPN_1x, head norm BN)",
+             // FCOS Train raises NotImplementedError in TorchBench
+             // (FCOS_USE_BN).
+             .modes = {Mode::kEval},
+             .eval_batch_size = 1,  // Detectron2Model.DEFAULT_EVAL_BSIZE
+             // instantiate(cfg.model) in the venv with detectron2 c470ca3 from
+             // tools/golden/detectron2_env.py: sum(numel) over parameters() and
+             // over buffers() (FrozenBN's four buffers, the head's 40
+             // BatchNorms' statistics, cell anchors, pixel_mean/std).
+             .reference_parameters = 32244245,
+             .reference_buffers = 126786,
+             // Detectron2Model.DEFAULT_EVAL_CUDA_PRECISION.
+             .default_cuda_eval_precision = Precision::kFp16,
+             .checks = {.golden_file = "detectron2_fcos_r_50_fpn.golden"}}),
+        {Precision::kFp16, Precision::kBf16},
+        "detectron2's batched_nms gives torchvision's CPU nms float boxes and "
+        "half scores, which it rejects (the reference fails the same way)",
+        /*cpu_only=*/true),
+    MakeModel<Detectron2FcosR50Fpn>());
 
 }  // namespace detectron2_fcos_r_50_fpn_model
 }  // namespace torchbench

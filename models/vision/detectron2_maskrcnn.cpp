@@ -58,6 +58,9 @@
 #include "common/detectron2/anchor_generator.h"
 #include "common/detectron2/generalized_rcnn.h"
 #include "common/detectron2/mask_head.h"
+#include "common/families.h"
+#include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
 #include "torchbench/registry.h"
@@ -99,7 +102,7 @@ d2::MaskHeadOptions MaskOptions(d2::RcnnArch arch) {
   return o;
 }
 
-class MaskRcnn final : public Model {
+class MaskRcnn final : public Model, public GoldenCheck {
  public:
   MaskRcnn(const ModelConfig& config, const Variant& variant)
       : mode_(config.mode), variant_(variant) {
@@ -144,7 +147,7 @@ class MaskRcnn final : public Model {
       return torch::cat(scores);
     }
     torch::Tensor loss;
-    for (const auto& batch : batches_) loss = TrainStep(batch, nullptr);
+    for (const auto& batch : batches_) loss = TrainStep(batch);
     return loss;
   }
 
@@ -163,16 +166,16 @@ class MaskRcnn final : public Model {
 
   // One iteration: Detectron2Model zeroes the gradients before backward,
   // detectron2_maskrcnn after the step (the same thing from call to call).
-  // With `golden`, records the losses and the recorded parameters'
-  // gradients and values after the step.
-  torch::Tensor TrainStep(const std::vector<d2::RcnnInput>& batch,
-                          std::map<std::string, torch::Tensor>* golden);
+  // Records the losses and the recorded parameters' gradients and values
+  // after the step.
+  torch::Tensor TrainStep(const std::vector<d2::RcnnInput>& batch);
 
   Mode mode_;
   Variant variant_;
   d2::GeneralizedRCNN model_{nullptr};
   std::vector<std::vector<d2::RcnnInput>> batches_;
   std::unique_ptr<optim::Optimizer> optimizer_;
+  GoldenRecorder recorder_;
 };
 
 // The parameters the golden file records (record_params in the adapter):
@@ -198,31 +201,29 @@ std::vector<std::string> RecordedParameters(const torch::nn::Module& module) {
   return first;
 }
 
-torch::Tensor MaskRcnn::TrainStep(
-    const std::vector<d2::RcnnInput>& batch,
-    std::map<std::string, torch::Tensor>* golden) {
+torch::Tensor MaskRcnn::TrainStep(const std::vector<d2::RcnnInput>& batch) {
   d2::LossDict losses = model_->Losses(batch);
   torch::Tensor total = losses[0].second;
   for (size_t k = 1; k < losses.size(); ++k) total = total + losses[k].second;
   if (!variant_.lazy) optimizer_->ZeroGrad();
   Backward(total);
   std::vector<std::string> recorded;
-  if (golden != nullptr) {
+  if (recorder_.recording()) {
     recorded = RecordedParameters(*model_);
     auto params = model_->named_parameters();
     for (const std::string& name : recorded) {
-      (*golden)["grad:" + name] = params[name].grad().detach().clone();
+      recorder_.Record("grad:" + name, params[name].grad().clone());
     }
   }
   optimizer_->Step();
   if (variant_.lazy) optimizer_->ZeroGrad();
-  if (golden != nullptr) {
+  if (recorder_.recording()) {
     auto params = model_->named_parameters();
     for (const std::string& name : recorded) {
-      (*golden)["after_step:" + name] = params[name].detach().clone();
+      recorder_.Record("after_step:" + name, params[name].clone());
     }
-    for (const auto& [name, value] : losses) (*golden)[name] = value.detach();
-    (*golden)["loss"] = total.detach();
+    for (const auto& [name, value] : losses) recorder_.Record(name, value);
+    recorder_.Record("loss", total);
   }
   return total.detach();
 }
@@ -292,55 +293,59 @@ std::map<std::string, torch::Tensor> MaskRcnn::GoldenOutputs() {
   model_->train();
   optimizer_ = MakeOptimizer(OptimizerPath::kSingle);
   torch::manual_seed(0);
-  TrainStep(inputs, &out);
+  out.merge(recorder_.Capture([&] { TrainStep(inputs); }));
   return out;
 }
 
+// Why the CPU smoke test skips a variant (measured single-threaded on the
+// shared 2-core machine, load about 4), or "".
+const char* SkipCpuSmokeTest(d2::RcnnArch arch) {
+  if (arch != d2::RcnnArch::kC4) return "";
+  return "Res5ROIHeads runs the res5 stage on each of the 512 regions sampled "
+         "per Train step, whatever the image size: the smoke Train step of "
+         "detectron2_maskrcnn_r_101_c4 took 120 s and its precision test 30 s; "
+         "the golden test runs the same code (training with the mask loss and "
+         "inference with pasted masks) with 64 and 100 regions";
+}
+
 ModelSpec MakeSpec(const Variant& v) {
-  ModelSpec spec;
-  spec.name = v.name;
-  spec.domain = "vision";
-  spec.reference =
+  const std::string reference =
       std::string("detectron2 c470ca3 GeneralizedRCNN (") + v.config + ")";
-  spec.train_batch_size = 1;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 1;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 1;
+  const std::string golden_file = std::string(v.name) + ".golden";
+  ModelSpec spec;
   if (v.lazy) {
-    spec.task = "object detection";  // COMPUTER_VISION.DETECTION
-    spec.train_may_not_update =
-        "torch.optim.SGD(params, 0.0): the reference's step never changes a "
-        "parameter";
+    // detectron2_maskrcnn's own Model, a BenchmarkModel (not a
+    // Detectron2Model).
+    spec = {.name = v.name,
+            .domain = "vision",
+            .task = "object detection",  // COMPUTER_VISION.DETECTION
+            .reference = reference,
+            .train_batch_size = 1,  // DEFAULT_TRAIN_BSIZE
+            .eval_batch_size = 1,   // DEFAULT_EVAL_BSIZE
+            .reference_parameters = v.parameters,
+            .reference_buffers = v.buffers,
+            .checks = {.golden_file = golden_file,
+                       .test_batch_size = 1,
+                       .train_may_not_update =
+                           "torch.optim.SGD(params, 0.0): the reference's "
+                           "step never changes a parameter"}};
   } else {
-    spec.task = "instance segmentation";  // COMPUTER_VISION.SEGMENTATION
-    // Detectron2Model.DEFAULT_EVAL_CUDA_PRECISION.
-    spec.default_cuda_eval_precision = Precision::kFp16;
+    spec = Detectron2Spec(
+        {.name = v.name,
+         .task = "instance segmentation",  // COMPUTER_VISION.SEGMENTATION
+         .reference = reference,
+         .reference_parameters = v.parameters,
+         .reference_buffers = v.buffers,
+         .checks = {.golden_file = golden_file,
+                    .skip_cpu_smoke_test = SkipCpuSmokeTest(v.arch)}});
   }
-  for (Precision p : {Precision::kFp16, Precision::kBf16}) {
-    // Member by member: GCC 12 misreads the aggregate initialiser's string
-    // conversion as an out-of-bounds copy (-Warray-bounds).
-    ModelSpec::PrecisionLimit limit;
-    limit.precision = p;
-    limit.reason =
-        "detectron2's batched_nms gives torchvision's nms float32 boxes with "
-        "the model's half/bfloat16 scores, which its CPU kernel rejects "
-        "(\"dets should have the same type as scores\"; the reference fails "
-        "the same way)";
-    limit.cpu_only = true;
-    spec.unsupported_precisions.push_back(std::move(limit));
-  }
-  // Measured single-threaded on the shared 2-core machine (load about 4).
-  if (v.arch == d2::RcnnArch::kC4) {
-    spec.skip_cpu_smoke_test =
-        "Res5ROIHeads runs the res5 stage on each of the 512 regions sampled "
-        "per Train step, whatever the image size: the smoke Train step of "
-        "detectron2_maskrcnn_r_101_c4 took 120 s and its precision test 30 s; "
-        "the golden test runs the same code (training with the mask loss and "
-        "inference with pasted masks) with 64 and 100 regions";
-  }
-  spec.reference_parameters = v.parameters;
-  spec.reference_buffers = v.buffers;
-  spec.golden_file = std::string(v.name) + ".golden";
-  return spec;
+  return WithUnsupportedPrecisions(
+      std::move(spec), {Precision::kFp16, Precision::kBf16},
+      "detectron2's batched_nms gives torchvision's nms float32 boxes with "
+      "the model's half/bfloat16 scores, which its CPU kernel rejects "
+      "(\"dets should have the same type as scores\"; the reference fails "
+      "the same way)",
+      /*cpu_only=*/true);
 }
 
 ModelFactory Factory(const Variant& v) {

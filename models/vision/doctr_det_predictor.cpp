@@ -85,6 +85,7 @@
 #include <vector>
 
 #include "common/torchvision_resnet.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
@@ -390,7 +391,7 @@ std::vector<torch::Tensor> PostProcess(const torch::Tensor& prob_map) {
   return out;
 }
 
-class DoctrDetPredictor final : public Model {
+class DoctrDetPredictor final : public Model, public GoldenCheck {
  public:
   explicit DoctrDetPredictor(const ModelConfig& config) {
     TORCH_CHECK(config.mode == Mode::kEval,
@@ -446,28 +447,25 @@ class DoctrDetPredictor final : public Model {
   std::vector<torch::Tensor> preds_;  // doctr's out["preds"]
 };
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "doctr_det_predictor";
-  spec.domain = "vision";
-  spec.task = "text detection";
-  spec.reference = "python-doctr 0.6.0 db_resnet50 (DBNet, ResNet-50 + FPN)";
-  spec.modes = {Mode::kEval};  // train() raises NotImplementedError
-  // DEFAULT_EVAL_BSIZE (metadata.yaml: 4 on an A100-SXM4-40GB).
-  spec.eval_batch_size = 1;
-  spec.test_batch_size = 1;
-  // python-doctr 0.6.0's db_resnet50 as TorchBench builds it, counted in
-  // Python (sum(p.numel() ...) over parameters() and over buffers(); the
-  // buffers are 65 BatchNorms' running statistics and num_batches_tracked).
-  spec.reference_parameters = 25412162;
-  spec.reference_buffers = 56257;
-  spec.golden_file = "doctr_det_predictor.golden";
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<DoctrDetPredictor>());
+// Counts: python-doctr 0.6.0's db_resnet50 as TorchBench builds it, counted
+// in Python (sum(p.numel() ...) over parameters() and buffers(); the buffers
+// are 65 BatchNorms' running statistics and num_batches_tracked).
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "doctr_det_predictor",
+         .domain = "vision",
+         .task = "text detection",
+         .reference = "python-doctr 0.6.0 db_resnet50 (DBNet, ResNet-50 + FPN)",
+         .modes = {Mode::kEval},  // train() raises NotImplementedError
+         // DEFAULT_EVAL_BSIZE (metadata.yaml: 4 on an A100-SXM4-40GB).
+         .eval_batch_size = 1,
+         .reference_parameters = 25412162,
+         .reference_buffers = 56257,
+         .checks = {.golden_file = "doctr_det_predictor.golden",
+                    .test_batch_size = 1}}),
+    MakeModel<DoctrDetPredictor>());
 
 }  // namespace doctr_det_predictor_model
 }  // namespace torchbench

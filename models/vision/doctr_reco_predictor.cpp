@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "common/vgg_features.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
@@ -150,7 +151,7 @@ class CRNNImpl : public torch::nn::Module {
 };
 TORCH_MODULE(CRNN);
 
-class DoctrRecoPredictor final : public Model {
+class DoctrRecoPredictor final : public Model, public GoldenCheck {
  public:
   explicit DoctrRecoPredictor(const ModelConfig& config) {
     TORCH_CHECK(config.mode == Mode::kEval,
@@ -215,28 +216,24 @@ class DoctrRecoPredictor final : public Model {
   std::vector<Word> preds_;  // doctr's out["preds"]
 };
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "doctr_reco_predictor";
-  spec.domain = "vision";
-  spec.task = "text recognition";
-  spec.reference =
-      "python-doctr 0.6.0 crnn_vgg16_bn (CRNN, VGG16-BN + BiLSTM + CTC)";
-  spec.modes = {Mode::kEval};  // train() raises NotImplementedError
-  // DEFAULT_EVAL_BSIZE (metadata.yaml: 64 on an A100-SXM4-40GB).
-  spec.eval_batch_size = 1;
-  // python-doctr 0.6.0's crnn_vgg16_bn as TorchBench builds it, counted in
-  // Python (sum(p.numel() ...) over parameters() and over buffers(); the
-  // buffers are 13 BatchNorms' running statistics and num_batches_tracked).
-  spec.reference_parameters = 15807676;
-  spec.reference_buffers = 8461;
-  spec.golden_file = "doctr_reco_predictor.golden";
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<DoctrRecoPredictor>());
+// Counts: python-doctr 0.6.0's crnn_vgg16_bn as TorchBench builds it,
+// counted in Python (sum(p.numel() ...) over parameters() and buffers(); the
+// buffers are 13 BatchNorms' running statistics and num_batches_tracked).
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec({.name = "doctr_reco_predictor",
+               .domain = "vision",
+               .task = "text recognition",
+               .reference = "python-doctr 0.6.0 crnn_vgg16_bn (CRNN, "
+                            "VGG16-BN + BiLSTM + CTC)",
+               .modes = {Mode::kEval},  // train() raises NotImplementedError
+               // DEFAULT_EVAL_BSIZE (metadata.yaml: 64 on an A100-SXM4-40GB).
+               .eval_batch_size = 1,
+               .reference_parameters = 15807676,
+               .reference_buffers = 8461,
+               .checks = {.golden_file = "doctr_reco_predictor.golden"}}),
+    MakeModel<DoctrRecoPredictor>());
 
 }  // namespace doctr_reco_predictor_model
 }  // namespace torchbench

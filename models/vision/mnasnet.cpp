@@ -12,6 +12,7 @@
 #include <array>
 #include <vector>
 
+#include "common/families.h"
 #include "common/image_classifier.h"
 #include "common/mobile_blocks.h"
 #include "torchbench/model.h"
@@ -120,36 +121,21 @@ class MNASNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(MNASNet);
 
-ModelSpec MNASNet10Spec() {
-  ModelSpec spec;
-  spec.name = "mnasnet1_0";
-  // TorchVisionModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16"
-  // (util/framework/vision).
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  spec.domain = "vision";
-  spec.task = "image classification";
-  spec.reference = "torchvision mnasnet1_0";
-  spec.train_batch_size = 32;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 32;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  spec.supports_channels_last = true;
-  // torchvision 0.29.1 mnasnet1_0(weights=None), counted in Python
-  // (sum(p.numel() for p in m.parameters())).
-  spec.reference_parameters = 4383312;
-  // Same model, sum over m.buffers() (52 BatchNorm2d layers: running stats
-  // plus one num_batches_tracked each).
-  spec.reference_buffers = 37972;
-  spec.python_reference = "torchvision:mnasnet1_0";
-  spec.reference_input_shape = {2, 3, 224, 224};
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(MNASNet10Spec(),
-                          common::MakeTorchVisionClassifier<MNASNet>([] {
-                            return MNASNet(MNASNetOptions().alpha(1.0));
-                          }));
+TORCHBENCH_REGISTER_MODEL(
+    TorchVisionSpec({.name = "mnasnet1_0",
+                     .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE
+                     .eval_batch_size = 32,   // DEFAULT_EVAL_BSIZE
+                     // torchvision 0.29.1 mnasnet1_0(weights=None), counted in
+                     // Python (sum(p.numel() ...) over parameters() and
+                     // buffers(); 52 BatchNorm2d layers' running stats and
+                     // num_batches_tracked).
+                     .reference_parameters = 4383312,
+                     .reference_buffers = 37972}),
+    common::MakeTorchVisionClassifier<MNASNet>([] {
+      return MNASNet(MNASNetOptions().alpha(1.0));
+    }));
 
 }  // namespace mnasnet_model
 }  // namespace torchbench

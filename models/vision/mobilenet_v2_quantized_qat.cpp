@@ -187,25 +187,18 @@ class MobileNetV2QatImpl : public fx_qat::QatNet {
   FakeQuantize output_fq_{nullptr};
 };
 
-ModelSpec Spec() {
-  // DEFAULT_TRAIN_BSIZE = DEFAULT_EVAL_BSIZE = 96.
-  ModelSpec spec = fx_qat::QatClassifierSpec("mobilenet_v2", 96);
-  // TorchBench's prepared model (Model(test="train").model, torch 2.14.1,
-  // torchvision 0.29.1), counted in Python: sum(p.numel()) over
-  // parameters() is mobilenet_v2's; over buffers() 34884 = 34164
-  // (BatchNorm) + 65 activation fake-quants x 7 (fake_quant_enabled,
-  // observer_enabled, scale, zero_point, eps, min_val, max_val) + 53 weight
-  // fake-quants x 5 (empty per-channel min_val/max_val until the first
-  // forward).
-  spec.reference_parameters = 3504872;
-  spec.reference_buffers = 34884;
-  return spec;
-}
-
 }  // namespace
 
+// DEFAULT_TRAIN_BSIZE = DEFAULT_EVAL_BSIZE = 96. Counts: TorchBench's
+// prepared model (Model(test="train").model, torch 2.14.1, torchvision
+// 0.29.1), counted in Python: sum(p.numel()) over parameters() is
+// mobilenet_v2's; over buffers() 34884 = 34164 (BatchNorm) + 65 activation
+// fake-quants x 7 (fake_quant_enabled, observer_enabled, scale, zero_point,
+// eps, min_val, max_val) + 53 weight fake-quants x 5 (empty per-channel
+// min_val/max_val until the first forward).
 TORCHBENCH_REGISTER_MODEL(
-    Spec(),
+    fx_qat::QatClassifierSpec("mobilenet_v2", /*batch_size=*/96,
+                              {.parameters = 3504872, .buffers = 34884}),
     fx_qat::MakeQatClassifier(
         {.make_net = [] { return std::make_shared<MobileNetV2QatImpl>(); },
          .golden_parameters = {"features.0.0.weight", "features.0.0.bn.weight",

@@ -11,6 +11,7 @@
 
 #include <vector>
 
+#include "common/families.h"
 #include "common/image_classifier.h"
 #include "common/mobile_blocks.h"
 #include "torchbench/model.h"
@@ -130,36 +131,21 @@ class MobileNetV3Impl : public torch::nn::Module {
 };
 TORCH_MODULE(MobileNetV3);
 
-ModelSpec MobileNetV3LargeSpec() {
-  ModelSpec spec;
-  spec.name = "mobilenet_v3_large";
-  // TorchVisionModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16"
-  // (util/framework/vision).
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  spec.domain = "vision";
-  spec.task = "image classification";
-  spec.reference = "torchvision mobilenet_v3_large";
-  spec.train_batch_size = 32;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 32;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  spec.supports_channels_last = true;
-  // torchvision 0.29.1 mobilenet_v3_large(weights=None), counted in Python
-  // (sum(p.numel() for p in m.parameters())).
-  spec.reference_parameters = 5483032;
-  // Same model, sum over m.buffers() (46 BatchNorm2d layers: running stats
-  // plus one num_batches_tracked each).
-  spec.reference_buffers = 24446;
-  spec.python_reference = "torchvision:mobilenet_v3_large";
-  spec.reference_input_shape = {2, 3, 224, 224};
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(MobileNetV3LargeSpec(),
-                          common::MakeTorchVisionClassifier<MobileNetV3>([] {
-                            return MobileNetV3(LargeOptions());
-                          }));
+TORCHBENCH_REGISTER_MODEL(
+    TorchVisionSpec({.name = "mobilenet_v3_large",
+                     .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE
+                     .eval_batch_size = 32,   // DEFAULT_EVAL_BSIZE
+                     // torchvision 0.29.1 mobilenet_v3_large(weights=None),
+                     // counted in Python (sum(p.numel() ...) over parameters()
+                     // and buffers(); 46 BatchNorm2d layers' running stats and
+                     // num_batches_tracked).
+                     .reference_parameters = 5483032,
+                     .reference_buffers = 24446}),
+    common::MakeTorchVisionClassifier<MobileNetV3>([] {
+      return MobileNetV3(LargeOptions());
+    }));
 
 }  // namespace mobilenet_v3_model
 }  // namespace torchbench

@@ -155,44 +155,37 @@ class DenseNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(DenseNet);
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "phlippe_densenet";
-  spec.domain = "vision";
-  spec.task = "image classification";
-  spec.reference = "TorchBench phlippe_densenet (UvA DL course DenseNet)";
-  spec.train_batch_size = 128;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 128;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  // The reference Model has no enable_channels_last(), so TorchBench
-  // refuses --channels-last for it.
-  spec.supports_channels_last = false;
-  // The reference's DenseNet() (its __init__.py at 43ca0857, run from a
-  // scratch copy with torch 2.14.1), counted in Python
-  // (sum(p.numel() for p in m.parameters()) and the same over m.buffers()).
-  spec.reference_parameters = 239146;
-  spec.reference_buffers = 7972;
-  // Outputs, loss, gradients and two optimizer steps of the reference's own
-  // code on filled weights (tools/golden/adapters/phlippe_densenet.py).
-  spec.golden_file = "phlippe_densenet.golden";
-  return spec;
-}
-
 }  // namespace
 
-// The reference's optimizer: AdamW(lr 1e-3, weight decay 1e-4).
+// Counts: the reference's DenseNet() (its __init__.py at 43ca0857, run from
+// a scratch copy with torch 2.14.1), counted in Python (sum(p.numel() ...)
+// over parameters() and buffers()). No channels-last: the reference Model
+// has no enable_channels_last(). The golden file holds outputs, loss,
+// gradients and two optimizer steps of the reference's own code on filled
+// weights (tools/golden/adapters/phlippe_densenet.py). The optimizer is the
+// reference's AdamW(lr 1e-3, weight decay 1e-4).
 TORCHBENCH_REGISTER_MODEL(
-    Spec(), common::MakePhlippeClassifier<DenseNet>(
-                [] { return DenseNet(); },
-                [](std::vector<torch::Tensor> params, OptimizerPath path) {
-                  return std::unique_ptr<optim::Optimizer>(
-                      std::make_unique<optim::Adam>(
-                          std::move(params),
-                          optim::AdamOptions{.lr = 1e-3,
-                                             .weight_decay = 1e-4,
-                                             .decoupled_weight_decay = true},
-                          path));
-                }));
+    ModelSpec(
+        {.name = "phlippe_densenet",
+         .domain = "vision",
+         .task = "image classification",
+         .reference = "TorchBench phlippe_densenet (UvA DL course DenseNet)",
+         .train_batch_size = 128,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 128,   // DEFAULT_EVAL_BSIZE
+         .reference_parameters = 239146,
+         .reference_buffers = 7972,
+         .checks = {.golden_file = "phlippe_densenet.golden"}}),
+    common::MakePhlippeClassifier<DenseNet>(
+        [] { return DenseNet(); },
+        [](std::vector<torch::Tensor> params, OptimizerPath path) {
+          return std::unique_ptr<optim::Optimizer>(
+              std::make_unique<optim::Adam>(
+                  std::move(params),
+                  optim::AdamOptions{.lr = 1e-3,
+                                     .weight_decay = 1e-4,
+                                     .decoupled_weight_decay = true},
+                  path));
+        }));
 
 }  // namespace phlippe_densenet_model
 }  // namespace torchbench

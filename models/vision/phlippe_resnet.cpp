@@ -125,34 +125,26 @@ class CifarResNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(CifarResNet);
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "phlippe_resnet";
-  spec.domain = "vision";
-  spec.task = "image classification";
-  spec.reference = "TorchBench phlippe_resnet (UvA DL course CIFAR ResNet)";
-  spec.train_batch_size = 128;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 128;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  // The reference Model has no enable_channels_last(), so TorchBench
-  // refuses --channels-last for it.
-  spec.supports_channels_last = false;
-  // The reference's ResNetModel() (its __init__.py at 43ca0857, run from a
-  // scratch copy with torch 2.14.1), counted in Python
-  // (sum(p.numel() for p in m.parameters()) and the same over m.buffers()).
-  spec.reference_parameters = 272378;
-  spec.reference_buffers = 1395;
-  // Outputs, loss, gradients and two optimizer steps of the reference's own
-  // code on filled weights (tools/golden/adapters/phlippe_resnet.py).
-  spec.golden_file = "phlippe_resnet.golden";
-  return spec;
-}
-
 }  // namespace
 
-// The reference's optimizer: SGD(lr 0.1, momentum 0.9, weight decay 1e-4).
+// Counts: the reference's ResNetModel() (its __init__.py at 43ca0857, run
+// from a scratch copy with torch 2.14.1), counted in Python (sum(p.numel()
+// ...) over parameters() and buffers()). No channels-last: the reference
+// Model has no enable_channels_last(). The golden file holds outputs, loss,
+// gradients and two optimizer steps of the reference's own code on filled
+// weights (tools/golden/adapters/phlippe_resnet.py). The optimizer is the
+// reference's SGD(lr 0.1, momentum 0.9, weight decay 1e-4).
 TORCHBENCH_REGISTER_MODEL(
-    Spec(),
+    ModelSpec(
+        {.name = "phlippe_resnet",
+         .domain = "vision",
+         .task = "image classification",
+         .reference = "TorchBench phlippe_resnet (UvA DL course CIFAR ResNet)",
+         .train_batch_size = 128,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 128,   // DEFAULT_EVAL_BSIZE
+         .reference_parameters = 272378,
+         .reference_buffers = 1395,
+         .checks = {.golden_file = "phlippe_resnet.golden"}}),
     common::MakePhlippeClassifier<CifarResNet>(
         [] { return CifarResNet(); },
         [](std::vector<torch::Tensor> params, OptimizerPath path) {

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -224,7 +225,7 @@ torch::Tensor ClassificationLoss(const torch::Tensor& logit,
          logit.size(0);
 }
 
-class PytorchStargan final : public Model {
+class PytorchStargan final : public Model, public GoldenCheck {
  public:
   explicit PytorchStargan(const ModelConfig& config)
       : mode_(config.mode), device_(config.device) {
@@ -253,7 +254,7 @@ class PytorchStargan final : public Model {
 
   torch::Tensor Step() override {
     if (mode_ == Mode::kEval) return nets_->G->forward(images_, eval_target_);
-    return TrainStep(/*golden=*/nullptr);
+    return TrainStep();
   }
 
   torch::nn::Module& module() override { return *nets_; }
@@ -273,15 +274,16 @@ class PytorchStargan final : public Model {
         DeterministicIntegers("labels", {b, kCDim}, 0, 2).to(torch::kDouble);
     golden_alpha_ =
         DeterministicTensor("alpha", {b, 1, 1, 1}, torch::kDouble, 0.5, 0.5);
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      nets_->G->eval();
-      out["eval_output"] =
-          nets_->G->forward(images_, CreateLabels(labels_)[0]).detach();
-      nets_->G->train();
-    }
-    TrainStep(&out);
+    std::map<std::string, torch::Tensor> out = recorder_.Capture([&] {
+      {
+        torch::NoGradGuard no_grad;
+        nets_->G->eval();
+        recorder_.Record("eval_output",
+                         nets_->G->forward(images_, CreateLabels(labels_)[0]));
+        nets_->G->train();
+      }
+      TrainStep();
+    });
     RecordEdgeParameters(*nets_->D, "after_step:D.", /*gradients=*/false, &out);
     for (const auto& buffer : nets_->named_buffers(/*recurse=*/true)) {
       if (buffer.key() == "G.main.1.running_mean" ||
@@ -293,10 +295,12 @@ class PytorchStargan final : public Model {
   }
 
  private:
-  // Solver.train() with num_iters = 1. With `golden` set, the permutation
-  // is reversed and alpha is golden_alpha_, and the losses, the fakes and
-  // D's edge gradients before its step are recorded. Returns d_loss.
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* golden) {
+  // Solver.train() with num_iters = 1. While the golden check records, the
+  // permutation is reversed and alpha is golden_alpha_, and the losses, the
+  // fakes and D's edge gradients before its step are recorded. Returns
+  // d_loss.
+  torch::Tensor TrainStep() {
+    const bool golden = recorder_.recording();
     Generator& g = nets_->G;
     Discriminator& d = nets_->D;
     // The fixed debug batch and its targets (only used every sample_step).
@@ -307,7 +311,7 @@ class PytorchStargan final : public Model {
     const int64_t b = label_org.size(0);
     // Random target domains: a permutation drawn on the host.
     const torch::Tensor rand_idx =
-        golden != nullptr ? torch::arange(b - 1, -1, -1) : torch::randperm(b);
+        golden ? torch::arange(b - 1, -1, -1) : torch::randperm(b);
     const torch::Tensor label_trg = label_org.index({rand_idx});
     const torch::Tensor c_trg = label_trg.clone();
 
@@ -320,8 +324,7 @@ class PytorchStargan final : public Model {
     std::tie(out_src, out_cls) = d->forward(x_fake.detach());
     const torch::Tensor d_loss_fake = torch::mean(out_src);
     const torch::Tensor alpha =
-        golden != nullptr ? golden_alpha_
-                          : torch::rand({b, 1, 1, 1}).to(x_real.options());
+        golden ? golden_alpha_ : torch::rand({b, 1, 1, 1}).to(x_real.options());
     const torch::Tensor x_hat =
         (alpha * x_real.detach() + (1 - alpha) * x_fake.detach())
             .requires_grad_(true);
@@ -333,8 +336,10 @@ class PytorchStargan final : public Model {
     g_optimizer_->ZeroGrad();
     d_optimizer_->ZeroGrad();
     Backward(d_loss);
-    if (golden != nullptr) {
-      RecordEdgeParameters(*d, "grad:D.", /*gradients=*/true, golden);
+    if (golden) {
+      std::map<std::string, torch::Tensor> grads;
+      RecordEdgeParameters(*d, "grad:D.", /*gradients=*/true, &grads);
+      for (const auto& [key, grad] : grads) recorder_.Record(key, grad);
     }
     d_optimizer_->Step();
     // The logging's four .item() calls: host syncs of the reference's step.
@@ -342,13 +347,11 @@ class PytorchStargan final : public Model {
          {&d_loss_real, &d_loss_fake, &d_loss_cls, &d_loss_gp}) {
       loss->item();
     }
-    if (golden != nullptr) {
-      (*golden)["d_loss_real"] = d_loss_real.detach();
-      (*golden)["d_loss_fake"] = d_loss_fake.detach();
-      (*golden)["d_loss_cls"] = d_loss_cls.detach();
-      (*golden)["d_loss_gp"] = d_loss_gp.detach();
-      (*golden)["x_fake"] = x_fake.detach();
-    }
+    recorder_.Record("d_loss_real", d_loss_real);
+    recorder_.Record("d_loss_fake", d_loss_fake);
+    recorder_.Record("d_loss_cls", d_loss_cls);
+    recorder_.Record("d_loss_gp", d_loss_gp);
+    recorder_.Record("x_fake", x_fake);
     return d_loss.detach();
   }
 
@@ -376,37 +379,33 @@ class PytorchStargan final : public Model {
   torch::Tensor golden_alpha_;
   std::unique_ptr<optim::Adam> g_optimizer_;
   std::unique_ptr<optim::Adam> d_optimizer_;
+  GoldenRecorder recorder_;
 };
-
-ModelSpec PytorchStarganSpec() {
-  ModelSpec spec;
-  spec.name = "pytorch_stargan";
-  spec.domain = "vision";
-  spec.task = "image-to-image translation (GAN)";
-  spec.reference = "TorchBench pytorch_stargan (yunjey/stargan, CelebA 128)";
-  // DEFAULT_TRAIN_BSIZE = DEFAULT_EVAL_BSIZE = 16, ALLOW_CUSTOMIZE_BSIZE =
-  // False.
-  spec.train_batch_size = 16;
-  spec.eval_batch_size = 16;
-  spec.fixed_batch_size = true;
-  spec.supports_channels_last = false;
-  // Solver.G and Solver.D as the reference builds them (torch 2.14.1,
-  // counted in Python with sum(p.numel() ...) over parameters() and
-  // buffers(), buffers including each InstanceNorm's num_batches_tracked):
-  // G 8430528 parameters and 7441 buffer elements, D 44762048 and 0.
-  // TorchBench's get_module() returns G alone.
-  spec.reference_parameters = 53192576;
-  spec.reference_buffers = 7441;
-  // eval() and one train() of the reference's own Solver on filled weights
-  // and inputs, in float64 (tools/golden/adapters/pytorch_stargan.py;
-  // GoldenOutputs says why).
-  spec.golden_file = "pytorch_stargan.golden";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(PytorchStarganSpec(), MakeModel<PytorchStargan>());
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "pytorch_stargan",
+         .domain = "vision",
+         .task = "image-to-image translation (GAN)",
+         .reference = "TorchBench pytorch_stargan (yunjey/stargan, CelebA 128)",
+         .train_batch_size = 16,    // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 16,     // DEFAULT_EVAL_BSIZE
+         .fixed_batch_size = true,  // ALLOW_CUSTOMIZE_BSIZE = False
+         // Solver.G and Solver.D as the reference builds them (torch 2.14.1,
+         // counted in Python with sum(p.numel() ...) over parameters() and
+         // buffers(), buffers including each InstanceNorm's
+         // num_batches_tracked): G 8430528 parameters and 7441 buffer
+         // elements, D 44762048 and 0. TorchBench's get_module() returns G
+         // alone.
+         .reference_parameters = 53192576,
+         .reference_buffers = 7441,
+         // eval() and one train() of the reference's own Solver on filled
+         // weights and inputs, in float64
+         // (tools/golden/adapters/pytorch_stargan.py; GoldenOutputs says why).
+         .checks = {.golden_file = "pytorch_stargan.golden"}}),
+    MakeModel<PytorchStargan>());
 
 }  // namespace pytorch_stargan_model
 }  // namespace torchbench

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -217,7 +218,7 @@ torch::Tensor DiceLoss(const torch::Tensor& input,
   return torch::rsub(dice / classes, 1);
 }
 
-class PytorchUnet final : public Model {
+class PytorchUnet final : public Model, public GoldenCheck {
  public:
   explicit PytorchUnet(const ModelConfig& config)
       : mode_(config.mode),
@@ -242,8 +243,8 @@ class PytorchUnet final : public Model {
   }
 
   torch::Tensor Step() override {
-    if (mode_ == Mode::kEval) return EvalStep(/*logits=*/nullptr);
-    return TrainStep(/*golden=*/nullptr);
+    if (mode_ == Mode::kEval) return EvalStep();
+    return TrainStep();
   }
 
   torch::nn::Module& module() override { return *net_; }
@@ -270,14 +271,13 @@ class PytorchUnet final : public Model {
     sample_masks_ = torch::randint(
         0, 1, {batch, kGoldenHeight, kGoldenWidth},
         torch::TensorOptions().dtype(torch::kLong).device(device));
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      torch::Tensor logits;
-      out["eval_output"] = EvalStep(&logits);
-      out["eval_logits"] = logits;
-    }
-    TrainStep(&out);
+    std::map<std::string, torch::Tensor> out = recorder_.Capture([&] {
+      {
+        torch::NoGradGuard no_grad;
+        recorder_.Record("eval_output", EvalStep());
+      }
+      TrainStep();
+    });
     RecordEdgeParameters(*net_, "after_step:", /*gradients=*/false, &out);
     for (const auto& buffer : net_->named_buffers(/*recurse=*/true)) {
       if (buffer.key() == "inc.double_conv.1.running_mean" ||
@@ -285,27 +285,29 @@ class PytorchUnet final : public Model {
         out["after_step:" + buffer.key()] = buffer.value().detach().clone();
       }
     }
-    TrainStep(/*golden=*/nullptr);
+    TrainStep();
     RecordEdgeParameters(*net_, "after_2_steps:", /*gradients=*/false, &out);
     return out;
   }
 
  private:
-  // Model.eval(). Returns the one-hot (B, n_classes, H, W) prediction; with
-  // `logits` set, also the logits it came from.
-  torch::Tensor EvalStep(torch::Tensor* logits) {
+  // Model.eval(). Returns the one-hot (B, n_classes, H, W) prediction and
+  // records the logits it came from.
+  torch::Tensor EvalStep() {
     net_->eval();
     torch::Tensor mask_pred = net_->forward(example_inputs_);
-    if (logits != nullptr) *logits = mask_pred.detach().clone();
+    if (recorder_.recording()) {
+      recorder_.Record("eval_logits", mask_pred.clone());
+    }
     return torch::one_hot(mask_pred.argmax(/*dim=*/1), kNClasses)
         .permute({0, 3, 1, 2})
         .to(output_dtype_);
   }
 
-  // Model.train(). With `golden` set, records the logits, both losses, their
-  // sum and the edge gradients before the step. Returns the loss (the
-  // reference returns nothing).
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* golden) {
+  // Model.train(). Records the logits, both losses, their sum and the edge
+  // gradients before the step. Returns the loss (the reference returns
+  // nothing).
+  torch::Tensor TrainStep() {
     optim::Rmsprop optimizer(net_->parameters(),
                              {.lr = kLr, .weight_decay = 1e-8, .momentum = 0.9},
                              optimizer_path_);
@@ -320,12 +322,14 @@ class PytorchUnet final : public Model {
     torch::Tensor loss = ce + dice;
     optimizer.ZeroGrad();
     Backward(loss);
-    if (golden != nullptr) {
-      (*golden)["output"] = masks_pred.detach().clone();
-      (*golden)["loss.ce"] = ce.detach();
-      (*golden)["loss.dice"] = dice.detach();
-      (*golden)["loss"] = loss.detach();
-      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, golden);
+    if (recorder_.recording()) {
+      recorder_.Record("output", masks_pred.clone());
+      recorder_.Record("loss.ce", ce);
+      recorder_.Record("loss.dice", dice);
+      recorder_.Record("loss", loss);
+      std::map<std::string, torch::Tensor> grads;
+      RecordEdgeParameters(*net_, "grad:", /*gradients=*/true, &grads);
+      for (const auto& [key, grad] : grads) recorder_.Record(key, grad);
     }
     optimizer.Step();
     return loss.detach();
@@ -344,38 +348,33 @@ class PytorchUnet final : public Model {
   UNet net_{nullptr};
   torch::Tensor example_inputs_;
   torch::Tensor sample_masks_;  // Train only.
+  GoldenRecorder recorder_;
 };
-
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "pytorch_unet";
-  spec.domain = "vision";
-  spec.task = "segmentation";
-  spec.reference = "TorchBench pytorch_unet (milesial Pytorch-UNet, bilinear)";
-  spec.train_batch_size = 1;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 1;   // DEFAULT_EVAL_BSIZE
-  // DEFAULT_TRAIN_CUDA_PRECISION = DEFAULT_EVAL_CUDA_PRECISION = "amp":
-  // autocast to fp16 (and the GradScaler in Train) on CUDA.
-  spec.default_cuda_train_precision = Precision::kAmpFp16;
-  spec.default_cuda_eval_precision = Precision::kAmpFp16;
-  // The reference Model has no enable_channels_last(), so TorchBench
-  // refuses --channels-last for it.
-  spec.supports_channels_last = false;
-  // UNet(n_channels=3, n_classes=2, bilinear=True) from the reference's
-  // unet package (torch 2.14.1), counted in Python (sum(p.numel() ...) over
-  // parameters() and over buffers(); the buffers are 18 BatchNorms' running
-  // statistics and num_batches_tracked).
-  spec.reference_parameters = 17267458;
-  spec.reference_buffers = 8850;
-  // eval() and two train() calls of the reference's own code on filled
-  // weights and images at 64x95, in float64 (GoldenOutputs says why).
-  spec.golden_file = "pytorch_unet.golden";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<PytorchUnet>());
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "pytorch_unet",
+         .domain = "vision",
+         .task = "segmentation",
+         .reference = "TorchBench pytorch_unet (milesial Pytorch-UNet, "
+                      "bilinear)",
+         .train_batch_size = 1,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 1,   // DEFAULT_EVAL_BSIZE
+         // UNet(n_channels=3, n_classes=2, bilinear=True) from the reference's
+         // unet package (torch 2.14.1), counted in Python (sum(p.numel() ...)
+         // over parameters() and over buffers(); the buffers are 18 BatchNorms'
+         // running statistics and num_batches_tracked).
+         .reference_parameters = 17267458,
+         .reference_buffers = 8850,
+         // DEFAULT_TRAIN_CUDA_PRECISION = DEFAULT_EVAL_CUDA_PRECISION = "amp".
+         .default_cuda_train_precision = Precision::kAmpFp16,
+         .default_cuda_eval_precision = Precision::kAmpFp16,
+         // eval() and two train() calls of the reference's own code on filled
+         // weights and images at 64x95, in float64 (GoldenOutputs says why).
+         .checks = {.golden_file = "pytorch_unet.golden"}}),
+    MakeModel<PytorchUnet>());
 
 }  // namespace pytorch_unet_model
 }  // namespace torchbench

@@ -5,9 +5,7 @@
 //
 // resnet18, resnet50, resnet152 and resnext50_32x4d are registered here as
 // ResNetOptions values of the one module.
-#include <cstdint>
-#include <string>
-
+#include "common/families.h"
 #include "common/image_classifier.h"
 #include "common/torchvision_resnet.h"
 #include "torchbench/model.h"
@@ -26,81 +24,74 @@ ModelFactory MakeResNet(ResNetOptions options) {
       [options] { return ResNet(options); });
 }
 
-// The spec every torchvision ResNet shares; each registration below adds
-// its name, batch sizes and the reference's counts.
-ModelSpec ResNetSpec(const std::string& name, int64_t train_batch_size,
-                     int64_t eval_batch_size, int64_t reference_parameters,
-                     int64_t reference_buffers) {
-  ModelSpec spec;
-  spec.name = name;
-  // TorchVisionModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16"
-  // (util/framework/vision).
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  spec.domain = "vision";
-  spec.task = "image classification";
-  spec.reference = "torchvision " + name;
-  spec.train_batch_size = train_batch_size;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = eval_batch_size;    // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  spec.supports_channels_last = true;
-  spec.reference_parameters = reference_parameters;
-  spec.reference_buffers = reference_buffers;
-  spec.python_reference = "torchvision:" + name;
-  spec.reference_input_shape = {2, 3, 224, 224};
-  return spec;
-}
+// resnet152's reason for fp16 and amp_fp16 Eval (see its registration).
+constexpr char kResNet152Overflow[] =
+    "with random weights (TorchBench's IMAGENET1K_V1 weights are not "
+    "available offline) the Eval forward overflows fp16's range (Inf "
+    "output)";
 
 }  // namespace
 
 // Counts: torchvision 0.29.1 <name>(weights=None), counted in Python
-// (sum(p.numel() for p in m.parameters()) and the same over m.buffers()).
-// The buffers are each BatchNorm2d's running mean and var plus its
-// num_batches_tracked: 2 * (BN channels) + (BN layers).
+// (sum(p.numel() ...) over parameters() and buffers()). The buffers are each
+// BatchNorm2d's running mean and var plus its num_batches_tracked:
+// 2 * (BN channels) + (BN layers).
 
 // 20 BN layers, 4800 channels: 2 * 4800 + 20 = 9620.
-TORCHBENCH_REGISTER_MODEL(ResNetSpec("resnet18", 16, 8, 11689512, 9620),
-                          MakeResNet(ResNetOptions()
-                                         .block(ResNetBlock::kBasic)
-                                         .layers({2, 2, 2, 2})));
+TORCHBENCH_REGISTER_MODEL(
+    TorchVisionSpec({.name = "resnet18",
+                     .train_batch_size = 16,  // DEFAULT_TRAIN_BSIZE
+                     .eval_batch_size = 8,    // DEFAULT_EVAL_BSIZE
+                     .reference_parameters = 11689512,
+                     .reference_buffers = 9620}),
+    MakeResNet(
+        ResNetOptions().block(ResNetBlock::kBasic).layers({2, 2, 2, 2})));
 
 // 53 BN layers, 26560 channels: 2 * 26560 + 53 = 53173.
-TORCHBENCH_REGISTER_MODEL(ResNetSpec("resnet50", 32, 32, 25557032, 53173),
-                          MakeResNet(ResNetOptions()
-                                         .block(ResNetBlock::kBottleneck)
-                                         .layers({3, 4, 6, 3})));
+TORCHBENCH_REGISTER_MODEL(
+    TorchVisionSpec({.name = "resnet50",
+                     .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE
+                     .eval_batch_size = 32,   // DEFAULT_EVAL_BSIZE
+                     .reference_parameters = 25557032,
+                     .reference_buffers = 53173}),
+    MakeResNet(
+        ResNetOptions().block(ResNetBlock::kBottleneck).layers({3, 4, 6, 3})));
 
 // 155 BN layers, 75712 channels: 2 * 75712 + 155 = 151579.
-namespace {
-ModelSpec ResNet152Spec() {
-  ModelSpec spec = ResNetSpec("resnet152", 32, 32, 60192808, 151579);
-  // TorchBench loads IMAGENET1K_V1 weights, whose BatchNorm statistics keep
-  // activations in range; they are not available offline, and with
-  // torchvision's random initialisation (running stats 0 and 1) the 50
-  // residual blocks of an Eval forward grow activations past fp16's 65504:
-  // the output is Inf (measured on the CPU, fp16 and amp_fp16 alike).
-  const std::string overflow =
-      "with random weights (TorchBench's IMAGENET1K_V1 weights are not "
-      "available offline) the Eval forward overflows fp16's range (Inf "
-      "output)";
-  for (Precision p : {Precision::kFp16, Precision::kAmpFp16}) {
-    spec.unsupported_precisions.push_back(
-        {.precision = p, .reason = overflow, .mode = Mode::kEval});
-  }
-  return spec;
-}
-}  // namespace
-TORCHBENCH_REGISTER_MODEL(ResNet152Spec(),
-                          MakeResNet(ResNetOptions()
-                                         .block(ResNetBlock::kBottleneck)
-                                         .layers({3, 8, 36, 3})));
+//
+// TorchBench loads IMAGENET1K_V1 weights, whose BatchNorm statistics keep
+// activations in range; they are not available offline, and with
+// torchvision's random initialisation (running stats 0 and 1) the 50
+// residual blocks of an Eval forward grow activations past fp16's 65504:
+// the output is Inf (measured on the CPU, fp16 and amp_fp16 alike).
+TORCHBENCH_REGISTER_MODEL(
+    TorchVisionSpec(
+        {.name = "resnet152",
+         .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 32,   // DEFAULT_EVAL_BSIZE
+         .reference_parameters = 60192808,
+         .reference_buffers = 151579,
+         .unsupported_precisions = {{.precision = Precision::kFp16,
+                                     .reason = kResNet152Overflow,
+                                     .mode = Mode::kEval},
+                                    {.precision = Precision::kAmpFp16,
+                                     .reason = kResNet152Overflow,
+                                     .mode = Mode::kEval}}}),
+    MakeResNet(
+        ResNetOptions().block(ResNetBlock::kBottleneck).layers({3, 8, 36, 3})));
 
 // 53 BN layers, 34112 channels: 2 * 34112 + 53 = 68277.
-TORCHBENCH_REGISTER_MODEL(ResNetSpec("resnext50_32x4d", 8, 8, 25028904, 68277),
-                          MakeResNet(ResNetOptions()
-                                         .block(ResNetBlock::kBottleneck)
-                                         .layers({3, 4, 6, 3})
-                                         .groups(32)
-                                         .width_per_group(4)));
+TORCHBENCH_REGISTER_MODEL(
+    TorchVisionSpec({.name = "resnext50_32x4d",
+                     .train_batch_size = 8,  // DEFAULT_TRAIN_BSIZE
+                     .eval_batch_size = 8,   // DEFAULT_EVAL_BSIZE
+                     .reference_parameters = 25028904,
+                     .reference_buffers = 68277}),
+    MakeResNet(ResNetOptions()
+                   .block(ResNetBlock::kBottleneck)
+                   .layers({3, 4, 6, 3})
+                   .groups(32)
+                   .width_per_group(4)));
 
 }  // namespace resnet_model
 }  // namespace torchbench

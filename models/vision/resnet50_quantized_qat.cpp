@@ -163,26 +163,21 @@ class ResNet50QatImpl : public fx_qat::QatNet {
   FakeQuantize output_fq_{nullptr};
 };
 
-ModelSpec Spec() {
-  // DEFAULT_TRAIN_BSIZE = DEFAULT_EVAL_BSIZE = 32.
-  ModelSpec spec = fx_qat::QatClassifierSpec("resnet50", 32);
-  // TorchBench's prepared model (Model(test="train").model, torch 2.14.1,
-  // torchvision 0.29.1), counted in Python: parameters() is resnet50's;
-  // buffers() 53940 = 53173 (BatchNorm) + 71 activation fake-quants x 7 +
-  // 54 weight fake-quants x 5 (empty per-channel min/max until a forward).
-  spec.reference_parameters = 25557032;
-  spec.reference_buffers = 53940;
-  return spec;
-}
-
 }  // namespace
 
+// DEFAULT_TRAIN_BSIZE = DEFAULT_EVAL_BSIZE = 32. Counts: TorchBench's
+// prepared model (Model(test="train").model, torch 2.14.1, torchvision
+// 0.29.1), counted in Python: parameters() is resnet50's; buffers() 53940 =
+// 53173 (BatchNorm) + 71 activation fake-quants x 7 + 54 weight fake-quants
+// x 5 (empty per-channel min/max until a forward).
 TORCHBENCH_REGISTER_MODEL(
-    Spec(), fx_qat::MakeQatClassifier(
-                {.make_net = [] { return std::make_shared<ResNet50QatImpl>(); },
-                 .golden_parameters = {"conv1.weight", "conv1.bn.weight",
-                                       "layer4.2.conv3.weight", "fc.weight",
-                                       "fc.bias"}}));
+    fx_qat::QatClassifierSpec("resnet50", /*batch_size=*/32,
+                              {.parameters = 25557032, .buffers = 53940}),
+    fx_qat::MakeQatClassifier(
+        {.make_net = [] { return std::make_shared<ResNet50QatImpl>(); },
+         .golden_parameters = {"conv1.weight", "conv1.bn.weight",
+                               "layer4.2.conv3.weight", "fc.weight",
+                               "fc.bias"}}));
 
 }  // namespace resnet50_quantized_qat_model
 }  // namespace torchbench

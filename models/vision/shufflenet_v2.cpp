@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/families.h"
 #include "common/image_classifier.h"
 #include "common/mobile_blocks.h"
 #include "torchbench/model.h"
@@ -146,36 +147,21 @@ class ShuffleNetV2Impl : public torch::nn::Module {
 };
 TORCH_MODULE(ShuffleNetV2);
 
-ModelSpec ShuffleNetV2X10Spec() {
-  ModelSpec spec;
-  spec.name = "shufflenet_v2_x1_0";
-  // TorchVisionModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16"
-  // (util/framework/vision).
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  spec.domain = "vision";
-  spec.task = "image classification";
-  spec.reference = "torchvision shufflenet_v2_x1_0";
-  spec.train_batch_size = 128;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 64;    // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  spec.supports_channels_last = true;
-  // torchvision 0.29.1 shufflenet_v2_x1_0(weights=None), counted in Python
-  // (sum(p.numel() for p in m.parameters())).
-  spec.reference_parameters = 2278604;
-  // Same model, sum over m.buffers() (56 BatchNorm2d layers: running stats
-  // plus one num_batches_tracked each).
-  spec.reference_buffers = 16236;
-  spec.python_reference = "torchvision:shufflenet_v2_x1_0";
-  spec.reference_input_shape = {2, 3, 224, 224};
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(ShuffleNetV2X10Spec(),
-                          common::MakeTorchVisionClassifier<ShuffleNetV2>([] {
-                            return ShuffleNetV2(ShuffleNetV2Options());
-                          }));
+TORCHBENCH_REGISTER_MODEL(
+    TorchVisionSpec({.name = "shufflenet_v2_x1_0",
+                     .train_batch_size = 128,  // DEFAULT_TRAIN_BSIZE
+                     .eval_batch_size = 64,    // DEFAULT_EVAL_BSIZE
+                     // torchvision 0.29.1 shufflenet_v2_x1_0(weights=None),
+                     // counted in Python (sum(p.numel() ...) over parameters()
+                     // and buffers(); 56 BatchNorm2d layers' running stats and
+                     // num_batches_tracked).
+                     .reference_parameters = 2278604,
+                     .reference_buffers = 16236}),
+    common::MakeTorchVisionClassifier<ShuffleNetV2>([] {
+      return ShuffleNetV2(ShuffleNetV2Options());
+    }));
 
 }  // namespace shufflenet_v2_model
 }  // namespace torchbench

@@ -18,8 +18,10 @@
 #include <memory>
 #include <vector>
 
+#include "common/families.h"
 #include "common/image_classifier.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
 #include "torchbench/registry.h"
@@ -119,7 +121,7 @@ TORCH_MODULE(SqueezeNet);
 // squeezenet1_1's own train(). Construction mirrors TorchVisionModel's
 // __init__ for test="train", whose side effects (one forward of the
 // train()-mode model, the rand_like draws) shape the RNG stream.
-class SqueezeNetTrain final : public Model {
+class SqueezeNetTrain final : public Model, public FidelityCheck {
  public:
   static constexpr int kEpochSize = 16;  // self.epoch_size
 
@@ -173,32 +175,19 @@ std::unique_ptr<Model> MakeSqueezeNet(const ModelConfig& config) {
       config, SqueezeNet());
 }
 
-ModelSpec SqueezeNetSpec() {
-  ModelSpec spec;
-  spec.name = "squeezenet1_1";
-  // TorchVisionModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16"
-  // (util/framework/vision).
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  spec.domain = "vision";
-  spec.task = "image classification";
-  spec.reference = "torchvision squeezenet1_1";
-  // 32 images x 16 micro-batches stand for the original batch of 512.
-  spec.train_batch_size = 32;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 16;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  spec.supports_channels_last = true;
-  // torchvision 0.29.1 squeezenet1_1(weights=None), counted in Python
-  // (sum(p.numel() for p in m.parameters())); it has no buffers.
-  spec.reference_parameters = 1235496;
-  spec.reference_buffers = 0;
-  spec.python_reference = "torchvision:squeezenet1_1";
-  spec.reference_input_shape = {2, 3, 224, 224};
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(SqueezeNetSpec(), MakeSqueezeNet);
+TORCHBENCH_REGISTER_MODEL(
+    TorchVisionSpec({.name = "squeezenet1_1",
+                     // 32 images x 16 micro-batches stand for the original
+                     // batch of 512.
+                     .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE
+                     .eval_batch_size = 16,   // DEFAULT_EVAL_BSIZE
+                     // torchvision 0.29.1 squeezenet1_1(weights=None), counted
+                     // in Python (sum(p.numel() ...)); no buffers.
+                     .reference_parameters = 1235496,
+                     .reference_buffers = 0}),
+    MakeSqueezeNet);
 
 }  // namespace squeezenet1_1_model
 }  // namespace torchbench

@@ -64,6 +64,7 @@
 
 #include "common/optimizers.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
@@ -87,7 +88,7 @@ constexpr int64_t kGoldenBatch = 2;
 constexpr double kLr = 1e-4;
 constexpr int64_t kObjectsPerImage[] = {4, 7, 12, 2, 9, 6, 3, 15};
 
-class TimmEfficientDet final : public Model {
+class TimmEfficientDet final : public Model, public GoldenCheck {
  public:
   explicit TimmEfficientDet(const ModelConfig& config)
       : config_(config),
@@ -111,7 +112,7 @@ class TimmEfficientDet final : public Model {
       // harness wants the main output in that dtype (a (B, 100, 6) cast).
       return EvalStep().to(images_.scalar_type());
     }
-    return TrainStep(nullptr);
+    return TrainStep();
   }
 
   torch::nn::Module& module() override { return *bench_; }
@@ -151,7 +152,7 @@ class TimmEfficientDet final : public Model {
       for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved[i]);
     }
     bench_->train();
-    TrainStep(&out);
+    out.merge(recorder_.Capture([&] { TrainStep(); }));
     for (const char* name : kRecorded) {
       out[std::string("after_step:") + name] =
           bench_->named_parameters()[name].detach().clone();
@@ -252,7 +253,9 @@ class TimmEfficientDet final : public Model {
                           kNumClasses);
   }
 
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* golden) {
+  // Records the heads' outputs at levels 0 and 4, the losses and
+  // kRecorded's gradients.
+  torch::Tensor TrainStep() {
     auto [cls, box] = bench_->model->forward(images_);
     effdet::DetectionLosses losses =
         effdet::DetectionLoss(cls, box, cls_targets_, box_targets_,
@@ -261,17 +264,18 @@ class TimmEfficientDet final : public Model {
     static_cast<void>(losses.loss.item<double>());
     optimizer_->ZeroGrad();
     Backward(losses.loss);
-    if (golden != nullptr) {
-      (*golden)["class_out.0"] = cls[0].detach();
-      (*golden)["class_out.4"] = cls[4].detach();
-      (*golden)["box_out.0"] = box[0].detach();
-      (*golden)["box_out.4"] = box[4].detach();
-      (*golden)["loss"] = losses.loss.detach();
-      (*golden)["class_loss"] = losses.class_loss.detach();
-      (*golden)["box_loss"] = losses.box_loss.detach();
+    if (recorder_.recording()) {
+      recorder_.Record("class_out.0", cls[0]);
+      recorder_.Record("class_out.4", cls[4]);
+      recorder_.Record("box_out.0", box[0]);
+      recorder_.Record("box_out.4", box[4]);
+      recorder_.Record("loss", losses.loss);
+      recorder_.Record("class_loss", losses.class_loss);
+      recorder_.Record("box_loss", losses.box_loss);
       const auto params = bench_->named_parameters();
       for (const char* name : kRecorded) {
-        (*golden)[std::string("grad:") + name] = params[name].grad().clone();
+        recorder_.Record(std::string("grad:") + name,
+                         params[name].grad().clone());
       }
     }
     common::ClipGradNorm(bench_->parameters(), 10.0);
@@ -290,35 +294,33 @@ class TimmEfficientDet final : public Model {
   torch::Tensor num_positives_;
   torch::Tensor img_scale_;
   torch::Tensor img_size_;
+  GoldenRecorder recorder_;
 };
-
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "timm_efficientdet";
-  spec.domain = "vision";
-  spec.task = "object detection";
-  spec.reference =
-      "effdet tf_efficientdet_d1 (DetBenchTrain / DetBenchPredict)";
-  spec.train_batch_size = 16;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 128;  // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  // effdet 79d26d8 create_model("tf_efficientdet_d1", bench_task="train" or
-  // "predict", pretrained_backbone=False) with timm 1.0.29, counted in
-  // Python: sum(p.numel() for p in bench.parameters()) and over buffers():
-  // 119 BatchNorm layers' statistics and counters plus anchors.boxes
-  // (76725 x 4 at 640x640; the same for both benches).
-  spec.reference_parameters = 6625898;
-  spec.reference_buffers = 378492;
-  spec.eval_changes_state =
-      "TorchBench never calls .eval(): DetBenchPredict runs in training mode, "
-      "so BatchNorm updates its running statistics";
-  spec.golden_file = "timm_efficientdet.golden";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<TimmEfficientDet>());
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "timm_efficientdet",
+         .domain = "vision",
+         .task = "object detection",
+         .reference =
+             "effdet tf_efficientdet_d1 (DetBenchTrain / DetBenchPredict)",
+         .train_batch_size = 16,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 128,  // DEFAULT_EVAL_BSIZE
+         // effdet 79d26d8 create_model("tf_efficientdet_d1", bench_task="train"
+         // or "predict", pretrained_backbone=False) with timm 1.0.29, counted
+         // in Python: sum(p.numel() for p in bench.parameters()) and over
+         // buffers(): 119 BatchNorm layers' statistics and counters plus
+         // anchors.boxes (76725 x 4 at 640x640; the same for both benches).
+         .reference_parameters = 6625898,
+         .reference_buffers = 378492,
+         .checks = {.golden_file = "timm_efficientdet.golden",
+                    .eval_changes_state =
+                        "TorchBench never calls .eval(): DetBenchPredict runs "
+                        "in training mode, so BatchNorm updates its running "
+                        "statistics"}}),
+    MakeModel<TimmEfficientDet>());
 
 }  // namespace timm_efficientdet_model
 }  // namespace torchbench

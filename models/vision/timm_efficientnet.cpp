@@ -7,6 +7,7 @@
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
+#include "common/families.h"
 #include "common/image_classifier.h"
 #include "common/timm_efficientnet_blocks.h"
 #include "torchbench/model.h"
@@ -42,36 +43,24 @@ class EfficientNetImpl : public common::effnet::EfficientNetTrunkImpl {
 };
 TORCH_MODULE(EfficientNet);
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "timm_efficientnet";
-  // TimmModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16" (util/framework/timm).
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  spec.domain = "vision";
-  spec.task = "image classification";
-  spec.reference = "timm efficientnet_b0";
-  spec.train_batch_size = 32;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 64;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  spec.supports_channels_last = true;
-  // timm 1.0.29 (and 1.0.31) create_model("efficientnet_b0"), counted in Python
-  // (sum(p.numel() for p in m.parameters())).
-  spec.reference_parameters = 5288548;
-  // Same model, sum over m.buffers(): 49 BatchNormAct2d layers' running
-  // mean/var plus one num_batches_tracked each.
-  spec.reference_buffers = 42065;
-  spec.python_reference = "timm:efficientnet_b0";
-  spec.reference_input_shape = {2, 3, 224, 224};
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), common::MakeTimmClassifier<EfficientNet>(
-                                      [] { return EfficientNet(); },
-                                      {.input_size = {3, 224, 224},
-                                       .num_classes = 1000,
-                                       .no_weight_decay = {}}));
+TORCHBENCH_REGISTER_MODEL(
+    TimmSpec({.name = "timm_efficientnet",
+              .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE
+              .eval_batch_size = 64,   // DEFAULT_EVAL_BSIZE
+              // timm 1.0.29 (and 1.0.31) create_model("efficientnet_b0"),
+              // counted in Python (sum(p.numel() ...) over parameters() and
+              // buffers(); 49 BatchNormAct2d layers' running mean/var and
+              // num_batches_tracked).
+              .reference_parameters = 5288548,
+              .reference_buffers = 42065,
+              .checks = {.python_reference = "timm:efficientnet_b0",
+                         .reference_input_shape = {2, 3, 224, 224}}}),
+    common::MakeTimmClassifier<EfficientNet>([] { return EfficientNet(); },
+                                             {.input_size = {3, 224, 224},
+                                              .num_classes = 1000,
+                                              .no_weight_decay = {}}));
 
 }  // namespace timm_efficientnet_model
 }  // namespace torchbench

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/families.h"
 #include "common/image_classifier.h"
 #include "torchbench/model.h"
 #include "torchbench/registry.h"
@@ -265,35 +266,23 @@ class NfNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(NfNet);
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "timm_nfnet";
-  // TimmModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16" (util/framework/timm).
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  spec.domain = "vision";
-  spec.task = "image classification";
-  spec.reference = "timm dm_nfnet_f0";
-  spec.train_batch_size = 128;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 128;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  spec.supports_channels_last = true;
-  // timm 1.0.29 (and 1.0.31) create_model("dm_nfnet_f0"), counted in Python
-  // (sum(p.numel() for p in m.parameters())); no normalisation layers, so no
-  // buffers.
-  spec.reference_parameters = 71489284;
-  spec.reference_buffers = 0;
-  spec.python_reference = "timm:dm_nfnet_f0";
-  spec.reference_input_shape = {2, 3, 192, 192};
-  return spec;
-}
-
 }  // namespace
 
 TORCHBENCH_REGISTER_MODEL(
-    Spec(), common::MakeTimmClassifier<NfNet>([] { return NfNet(); },
-                                              {.input_size = {3, 192, 192},
-                                               .num_classes = 1000,
-                                               .no_weight_decay = {}}));
+    TimmSpec({.name = "timm_nfnet",
+              .train_batch_size = 128,  // DEFAULT_TRAIN_BSIZE
+              .eval_batch_size = 128,   // DEFAULT_EVAL_BSIZE
+              // timm 1.0.29 (and 1.0.31) create_model("dm_nfnet_f0"), counted
+              // in Python (sum(p.numel() ...)); no normalisation layers, so no
+              // buffers.
+              .reference_parameters = 71489284,
+              .reference_buffers = 0,
+              .checks = {.python_reference = "timm:dm_nfnet_f0",
+                         .reference_input_shape = {2, 3, 192, 192}}}),
+    common::MakeTimmClassifier<NfNet>([] { return NfNet(); },
+                                      {.input_size = {3, 192, 192},
+                                       .num_classes = 1000,
+                                       .no_weight_decay = {}}));
 
 }  // namespace timm_nfnet_model
 }  // namespace torchbench

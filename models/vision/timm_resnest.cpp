@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/families.h"
 #include "common/image_classifier.h"
 #include "common/timm_cnn_blocks.h"
 #include "torchbench/model.h"
@@ -243,49 +244,38 @@ class ResNestImpl : public torch::nn::Module {
 };
 TORCH_MODULE(ResNest);
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "timm_resnest";
-  // TimmModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16" (util/framework/timm).
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  spec.domain = "vision";
-  spec.task = "image classification";
-  spec.reference = "timm resnest14d";
-  spec.train_batch_size = 32;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 32;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  // Split attention's fc1 BatchNorm normalises a pooled 1x1 map: at batch 1
-  // in train mode it has one value per channel, which BatchNorm rejects
-  // (timm's model fails the same way).
-  spec.min_train_batch_size = 2;
-  spec.min_batch_size_reason =
-      "split attention's BatchNorm over a pooled 1x1 map needs more than one "
-      "value per channel in train mode; the reference fails at batch 1 too";
-  spec.supports_channels_last = true;
-  // timm 1.0.29 (and 1.0.31) create_model("resnest14d"), counted in Python
-  // (sum(p.numel() for p in m.parameters()) and the same over m.buffers()).
-  // timm 0.6.12, the newest timm when TorchBench 43ca0857 was cut (it pins
-  // none), gives the same counts, state_dict names and shapes.
-  spec.reference_parameters = 10611688;
-  spec.reference_buffers = 22359;
-  spec.python_reference = "timm:resnest14d";
-  // default_cfg input_size, at batch 4: at batch 2 split attention's
-  // train-mode BatchNorm over pooled 1x1 maps sees two values per channel
-  // and amplifies summation-order noise, so the train output moved 4e-4
-  // between one and two intra-op threads; at batch 4 it moves 6e-6.
-  spec.reference_input_shape = {4, 3, 224, 224};
-  return spec;
-}
-
 }  // namespace
 
 // default_cfg input_size and num_classes; the timm model defines no
 // no_weight_decay(), so only biases and 1-D parameters skip weight decay.
 TORCHBENCH_REGISTER_MODEL(
-    Spec(), common::MakeTimmClassifier<ResNest>([] { return ResNest(); },
-                                                {.input_size = {3, 224, 224},
-                                                 .num_classes = 1000,
-                                                 .no_weight_decay = {}}));
+    TimmSpec(
+        {.name = "timm_resnest",
+         .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 32,   // DEFAULT_EVAL_BSIZE
+         .min_train_batch_size = 2,
+         .min_batch_size_reason =
+             "split attention's BatchNorm over a pooled 1x1 map needs more "
+             "than one value per channel in train mode; the reference fails "
+             "at batch 1 too",
+         // timm 1.0.29 (and 1.0.31) create_model("resnest14d"), counted in
+         // Python (sum(p.numel() ...) over parameters() and buffers()). timm
+         // 0.6.12, the newest timm when TorchBench 43ca0857 was cut (it pins
+         // none), gives the same counts, state_dict names and shapes.
+         .reference_parameters = 10611688,
+         .reference_buffers = 22359,
+         .checks = {.python_reference = "timm:resnest14d",
+                    // default_cfg input_size, at batch 4: at batch 2 split
+                    // attention's train-mode BatchNorm over pooled 1x1 maps
+                    // sees two values per channel and amplifies
+                    // summation-order noise, so the train output moved 4e-4
+                    // between one and two intra-op threads; at batch 4 it
+                    // moves 6e-6.
+                    .reference_input_shape = {4, 3, 224, 224}}}),
+    common::MakeTimmClassifier<ResNest>([] { return ResNest(); },
+                                        {.input_size = {3, 224, 224},
+                                         .num_classes = 1000,
+                                         .no_weight_decay = {}}));
 
 }  // namespace timm_resnest_model
 }  // namespace torchbench

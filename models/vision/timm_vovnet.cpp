@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/families.h"
 #include "common/image_classifier.h"
 #include "common/timm_cnn_blocks.h"
 #include "torchbench/model.h"
@@ -128,38 +129,28 @@ class VovNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(VovNet);
 
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "timm_vovnet";
-  // TimmModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16" (util/framework/timm).
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  spec.domain = "vision";
-  spec.task = "image classification";
-  spec.reference = "timm vovnet39a";
-  spec.train_batch_size = 32;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 32;   // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  spec.supports_channels_last = true;
-  // timm 1.0.29 (and 1.0.31) create_model("vovnet39a"), counted in Python
-  // (sum(p.numel() for p in m.parameters()) and the same over m.buffers()).
-  // timm 0.6.12, the newest timm when TorchBench 43ca0857 was cut (it pins
-  // none), gives the same counts, state_dict names and shapes.
-  spec.reference_parameters = 22600296;
-  spec.reference_buffers = 20455;
-  spec.python_reference = "timm:vovnet39a";
-  spec.reference_input_shape = {2, 3, 224, 224};  // default_cfg input_size
-  return spec;
-}
-
 }  // namespace
 
 // default_cfg input_size and num_classes; the timm model defines no
 // no_weight_decay(), so only biases and 1-D parameters skip weight decay.
 TORCHBENCH_REGISTER_MODEL(
-    Spec(), common::MakeTimmClassifier<VovNet>([] { return VovNet(); },
-                                               {.input_size = {3, 224, 224},
-                                                .num_classes = 1000,
-                                                .no_weight_decay = {}}));
+    TimmSpec({.name = "timm_vovnet",
+              .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE
+              .eval_batch_size = 32,   // DEFAULT_EVAL_BSIZE
+              // timm 1.0.29 (and 1.0.31) create_model("vovnet39a"), counted in
+              // Python (sum(p.numel() ...) over parameters() and buffers()).
+              // timm 0.6.12, the newest timm when TorchBench 43ca0857 was cut
+              // (it pins none), gives the same counts, state_dict names and
+              // shapes.
+              .reference_parameters = 22600296,
+              .reference_buffers = 20455,
+              .checks = {.python_reference = "timm:vovnet39a",
+                         // default_cfg input_size
+                         .reference_input_shape = {2, 3, 224, 224}}}),
+    common::MakeTimmClassifier<VovNet>([] { return VovNet(); },
+                                       {.input_size = {3, 224, 224},
+                                        .num_classes = 1000,
+                                        .no_weight_decay = {}}));
 
 }  // namespace timm_vovnet_model
 }  // namespace torchbench

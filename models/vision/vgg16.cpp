@@ -14,6 +14,7 @@
 
 #include <vector>
 
+#include "common/families.h"
 #include "common/image_classifier.h"
 #include "common/vgg_features.h"
 #include "torchbench/model.h"
@@ -69,39 +70,23 @@ class VggImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Vgg);
 
-ModelSpec Vgg16Spec() {
-  ModelSpec spec;
-  spec.name = "vgg16";
-  // TorchVisionModel: DEFAULT_EVAL_CUDA_PRECISION = "fp16"
-  // (util/framework/vision).
-  spec.default_cuda_eval_precision = Precision::kFp16;
-  spec.skip_cpu_fp16_test_modes = {Mode::kTrain};
-  spec.skip_cpu_fp16_test_reason =
-      "an fp16 Train step took 22 s and amp_fp16 21 s on the 2-core CPU "
-      "(LibTorch's fp16 GEMM without fp16 matrix units); fp16 Eval and bf16 "
-      "Train run in CI";
-  spec.domain = "vision";
-  spec.task = "image classification";
-  spec.reference = "torchvision vgg16";
-  spec.train_batch_size = 64;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 4;    // DEFAULT_EVAL_BSIZE
-  spec.test_batch_size = 2;
-  spec.supports_channels_last = true;
-  // torchvision 0.29.1 vgg16(weights=None), counted in Python
-  // (sum(p.numel() for p in m.parameters())); it has no buffers.
-  spec.reference_parameters = 138357544;
-  spec.reference_buffers = 0;
-  spec.python_reference = "torchvision:vgg16";
-  spec.reference_input_shape = {2, 3, 224, 224};
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Vgg16Spec(),
-                          common::MakeTorchVisionClassifier<Vgg>([] {
-                            return Vgg(Vgg16Config());
-                          }));
+TORCHBENCH_REGISTER_MODEL(
+    TorchVisionSpec(
+        {.name = "vgg16",
+         .train_batch_size = 64,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 4,    // DEFAULT_EVAL_BSIZE
+         // torchvision 0.29.1 vgg16(weights=None), counted in Python
+         // (sum(p.numel() ...)); no buffers.
+         .reference_parameters = 138357544,
+         .reference_buffers = 0,
+         .checks = {.skip_cpu_fp16_test_modes = {Mode::kTrain},
+                    .skip_cpu_fp16_test_reason =
+                        "an fp16 Train step took 22 s and amp_fp16 21 s on "
+                        "the 2-core CPU (LibTorch's fp16 GEMM without fp16 "
+                        "matrix units); fp16 Eval and bf16 Train run in CI"}}),
+    common::MakeTorchVisionClassifier<Vgg>([] { return Vgg(Vgg16Config()); }));
 
 }  // namespace vgg16_model
 }  // namespace torchbench

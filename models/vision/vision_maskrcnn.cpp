@@ -67,9 +67,11 @@
 #include <vector>
 
 #include "common/coco_synthetic.h"
+#include "common/families.h"
 #include "common/polygon_mask.h"
 #include "common/torchvision_detection/mask_rcnn.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
@@ -152,7 +154,7 @@ void StandInForCheckpoint(torch::nn::Module& model) {
   }
 }
 
-class VisionMaskrcnn final : public Model {
+class VisionMaskrcnn final : public Model, public GoldenCheck {
  public:
   explicit VisionMaskrcnn(const ModelConfig& config) : mode_(config.mode) {
     vision_ops::RequireLoaded();
@@ -194,7 +196,7 @@ class VisionMaskrcnn final : public Model {
   }
 
   torch::Tensor Step() override {
-    return mode_ == Mode::kTrain ? TrainStep(nullptr) : EvalStep(nullptr);
+    return mode_ == Mode::kTrain ? TrainStep() : EvalStep();
   }
 
   torch::nn::Module& module() override { return *model_; }
@@ -204,14 +206,14 @@ class VisionMaskrcnn final : public Model {
     model_->transform() =
         tvd::GeneralizedRCNNTransform(kGoldenMinSize, kGoldenMaxSize);
     for (auto& image : images_) image = image.to(torch::kDouble);
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      EvalStep(&out);
-    }
-    torch::manual_seed(kGoldenTrainSeed);
-    TrainStep(&out);
-    return out;
+    return recorder_.Capture([&] {
+      {
+        torch::NoGradGuard no_grad;
+        EvalStep();
+      }
+      torch::manual_seed(kGoldenTrainSeed);
+      TrainStep();
+    });
   }
 
  private:
@@ -223,7 +225,9 @@ class VisionMaskrcnn final : public Model {
       "roi_heads.box_predictor.cls_score.weight",
       "roi_heads.mask_predictor.mask_fcn_logits.weight"};
 
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* golden) {
+  // Records the losses, their sum and kEdges' gradients and values after
+  // the step.
+  torch::Tensor TrainStep() {
     model_->train();
     std::vector<tvd::Target> targets = targets_;
     auto [losses, detections] = model_->forward(images_, &targets);
@@ -232,26 +236,26 @@ class VisionMaskrcnn final : public Model {
     for (const char* key : {"loss_classifier", "loss_box_reg", "loss_mask",
                             "loss_objectness", "loss_rpn_box_reg"}) {
       loss = loss.defined() ? loss + losses.at(key) : losses.at(key);
-      if (golden != nullptr) (*golden)[key] = losses.at(key).detach().clone();
+      if (recorder_.recording()) recorder_.Record(key, losses.at(key).clone());
     }
     optimizer_->ZeroGrad();
     Backward(loss);
-    if (golden != nullptr) {
-      (*golden)["loss"] = loss.detach().clone();
+    if (recorder_.recording()) {
+      recorder_.Record("loss", loss.clone());
       for (const auto& p : model_->named_parameters()) {
         for (const char* edge : kEdges) {
           if (p.key() == edge) {
-            (*golden)["grad:" + p.key()] = p.value().grad().detach().clone();
+            recorder_.Record("grad:" + p.key(), p.value().grad().clone());
           }
         }
       }
     }
     optimizer_->Step();
-    if (golden != nullptr) {
+    if (recorder_.recording()) {
       for (const auto& p : model_->named_parameters()) {
         for (const char* edge : kEdges) {
           if (p.key() == edge) {
-            (*golden)["after_step:" + p.key()] = p.value().detach().clone();
+            recorder_.Record("after_step:" + p.key(), p.value().clone());
           }
         }
       }
@@ -259,18 +263,19 @@ class VisionMaskrcnn final : public Model {
     return loss.detach();
   }
 
-  torch::Tensor EvalStep(std::map<std::string, torch::Tensor>* golden) {
+  // Records each image's detections.
+  torch::Tensor EvalStep() {
     model_->eval();
     auto [losses, detections] = model_->forward(images_, nullptr);
     std::vector<torch::Tensor> flat;
     for (size_t i = 0; i < detections.size(); ++i) {
       const tvd::Detection& d = detections[i];
-      if (golden != nullptr) {
+      if (recorder_.recording()) {
         const std::string p = "eval." + std::to_string(i) + ".";
-        (*golden)[p + "boxes"] = d.boxes;
-        (*golden)[p + "labels"] = d.labels;
-        (*golden)[p + "scores"] = d.scores;
-        (*golden)[p + "masks"] = d.masks;
+        recorder_.Record(p + "boxes", d.boxes);
+        recorder_.Record(p + "labels", d.labels);
+        recorder_.Record(p + "scores", d.scores);
+        recorder_.Record(p + "masks", d.masks);
       }
       flat.push_back(d.scores);
     }
@@ -284,46 +289,39 @@ class VisionMaskrcnn final : public Model {
   std::vector<torch::Tensor> images_;
   std::vector<tvd::Target> targets_;
   std::unique_ptr<optim::Sgd> optimizer_;
+  GoldenRecorder recorder_;
 };
-
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "vision_maskrcnn";
-  spec.domain = "vision";
-  spec.task = "instance segmentation";
-  spec.reference =
-      "TorchBench vision_maskrcnn (torchvision maskrcnn_resnet50_fpn, COCO_V1 "
-      "architecture)";
-  spec.train_batch_size = 4;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 4;   // DEFAULT_EVAL_BSIZE (1 on the CPU)
-  // Counted in Python (torch 2.14.1, torchvision 0.29.1) on the model
-  // maskrcnn_resnet50_fpn(weights=COCO_V1) builds: resnet50(norm_layer=
-  // FrozenBatchNorm2d), _resnet_fpn_extractor(backbone, 3),
-  // MaskRCNN(backbone, num_classes=91); buffers are the FrozenBatchNorm2d
-  // weight, bias, running_mean and running_var (anchors are attributes).
-  spec.reference_parameters = 44401393;
-  spec.reference_buffers = 106240;
-  spec.golden_file = "vision_maskrcnn.golden";
-  // model.half() / model.bfloat16() on the CPU: torchvision's CPU nms
-  // kernel (the RPN's batched_nms) dispatches float and double only, so the
-  // reference stops there too ("nms_kernel" not implemented for
-  // 'BFloat16'); amp keeps float32 boxes (nms and roi_align autocast to
-  // float32) and runs.
-  for (Precision p : {Precision::kFp16, Precision::kBf16}) {
-    // Member by member: GCC 12 misreads the aggregate initialiser's string
-    // conversion as an out-of-bounds copy (-Warray-bounds).
-    ModelSpec::PrecisionLimit limit;
-    limit.precision = p;
-    limit.reason = "torchvision's CPU nms kernel has no Half/BFloat16";
-    limit.cpu_only = true;
-    spec.unsupported_precisions.push_back(std::move(limit));
-  }
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<VisionMaskrcnn>());
+TORCHBENCH_REGISTER_MODEL(
+    WithUnsupportedPrecisions(
+        ModelSpec(
+            {.name = "vision_maskrcnn",
+             .domain = "vision",
+             .task = "instance segmentation",
+             .reference = "TorchBench vision_maskrcnn (torchvision "
+                          "maskrcnn_resnet50_fpn, COCO_V1 architecture)",
+             .train_batch_size = 4,  // DEFAULT_TRAIN_BSIZE
+             .eval_batch_size = 4,   // DEFAULT_EVAL_BSIZE (1 on the CPU)
+             // Counted in Python (torch 2.14.1, torchvision 0.29.1) on the
+             // model maskrcnn_resnet50_fpn(weights=COCO_V1) builds:
+             // resnet50(norm_layer=FrozenBatchNorm2d),
+             // _resnet_fpn_extractor(backbone, 3), MaskRCNN(backbone,
+             // num_classes=91); buffers are the FrozenBatchNorm2d weight, bias,
+             // running_mean and running_var (anchors are attributes).
+             .reference_parameters = 44401393,
+             .reference_buffers = 106240,
+             .checks = {.golden_file = "vision_maskrcnn.golden"}}),
+        // model.half() / model.bfloat16() on the CPU: torchvision's CPU nms
+        // kernel (the RPN's batched_nms) dispatches float and double only, so
+        // the reference stops there too ("nms_kernel" not implemented for
+        // 'BFloat16'); amp keeps float32 boxes (nms and roi_align autocast to
+        // float32) and runs.
+        {Precision::kFp16, Precision::kBf16},
+        "torchvision's CPU nms kernel has no Half/BFloat16",
+        /*cpu_only=*/true),
+    MakeModel<VisionMaskrcnn>());
 
 }  // namespace vision_maskrcnn_model
 }  // namespace torchbench

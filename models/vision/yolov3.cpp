@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -303,7 +304,7 @@ std::vector<torch::Tensor> FloatingState(const torch::nn::Module& module) {
   return out;
 }
 
-class Yolov3 final : public Model {
+class Yolov3 final : public Model, public GoldenCheck {
  public:
   explicit Yolov3(const ModelConfig& config)
       : mode_(config.mode), input_dtype_(config.dtype()) {
@@ -346,8 +347,7 @@ class Yolov3 final : public Model {
   }
 
   torch::Tensor Step() override {
-    return mode_ == Mode::kEval ? EvalStep(/*golden=*/nullptr)
-                                : TrainStep(/*golden=*/nullptr);
+    return mode_ == Mode::kEval ? EvalStep() : TrainStep();
   }
 
   torch::nn::Module& module() override { return *net_; }
@@ -360,16 +360,15 @@ class Yolov3 final : public Model {
     ResetEma();  // the adapter fills the EMA's copy as the model
     const torch::Device device = images_.device();
     const int64_t batch = images_.size(0);
-    std::map<std::string, torch::Tensor> out;
-    {
+    std::map<std::string, torch::Tensor> out = recorder_.Capture([&] {
       torch::NoGradGuard no_grad;
       net_->eval();
       images_ = DeterministicTensor(
                     "images", {batch, 3, kSmallEvalHeight, kSmallEvalWidth},
                     torch::kFloat, 0.5, 0.5)
                     .to(device, torch::kDouble);
-      EvalStep(&out);
-    }
+      EvalStep();
+    });
     images_ = DeterministicIntegers(
                   "train_images", {batch, 3, kSmallTrainSize, kSmallTrainSize},
                   0, 256)
@@ -387,7 +386,7 @@ class Yolov3 final : public Model {
              DeterministicTensor("train_wh", {n, 2}, torch::kFloat, 0.25, 0.2)},
             1)
             .to(device, torch::kDouble);
-    TrainStep(&out);
+    out.merge(recorder_.Capture([&] { TrainStep(); }));
     RecordEdges(*net_, "after_step:", &out);
     for (const auto& b : net_->named_buffers()) {
       if (b.key() == "module_list.0.BatchNorm2d.running_mean") {
@@ -400,7 +399,7 @@ class Yolov3 final : public Model {
         out["ema:" + params[k].key()] = ema_[k].clone();
       }
     }
-    TrainStep(/*golden=*/nullptr);
+    TrainStep();
     RecordEdges(*net_, "after_2_steps:", &out);
     return out;
   }
@@ -481,28 +480,28 @@ class Yolov3 final : public Model {
 
   // Model.eval(): forward and non_max_suppression, whose detections the
   // reference drops. Returns the inference boxes (its out[0]).
-  torch::Tensor EvalStep(std::map<std::string, torch::Tensor>* golden) {
+  torch::Tensor EvalStep() {
     auto [p, io] = net_->forward(images_);
     std::vector<torch::Tensor> detections = NonMaxSuppression(io, float_dtype_);
-    if (golden != nullptr) {
-      (*golden)["eval_output"] = io.clone();
+    if (recorder_.recording()) {
+      recorder_.Record("eval_output", io.clone());
       for (size_t i = 0; i < p.size(); ++i) {
-        (*golden)["eval_p." + std::to_string(i)] = p[i].clone();
+        recorder_.Record("eval_p." + std::to_string(i), p[i].clone());
       }
       for (size_t i = 0; i < detections.size(); ++i) {
-        (*golden)["eval_detections." + std::to_string(i)] =
-            detections[i].defined() ? detections[i].clone()
-                                    : torch::zeros({0, 6});
+        recorder_.Record("eval_detections." + std::to_string(i),
+                         detections[i].defined() ? detections[i].clone()
+                                                 : torch::zeros({0, 6}));
       }
     }
     return io;
   }
 
   // Model.train(): batch ni = 0 of the burn-in (the file's header says
-  // why every call is). With `golden` set, records the maps, the loss items
-  // and the edge gradients before the step. Returns the scaled loss (the
-  // reference returns its zero results).
-  torch::Tensor TrainStep(std::map<std::string, torch::Tensor>* golden) {
+  // why every call is). Records the maps, the loss items and the edge
+  // gradients before the step. Returns the scaled loss (the reference
+  // returns its zero results).
+  torch::Tensor TrainStep() {
     constexpr double ni = 0;
     const double gr = Interp(ni, 0, kBurnIn, 0.0, 1.0);
     const int64_t accumulate = std::max<int64_t>(
@@ -521,13 +520,17 @@ class Yolov3 final : public Model {
     auto [loss, items] = ComputeLoss(*net_, p, targets_, gr, float_dtype_);
     loss = loss * (static_cast<double>(images_.size(0)) / 64);
     Backward(loss);
-    if (golden != nullptr) {
+    if (recorder_.recording()) {
       for (size_t i = 0; i < p.size(); ++i) {
-        (*golden)["output." + std::to_string(i)] = p[i].detach().clone();
+        recorder_.Record("output." + std::to_string(i), p[i].clone());
       }
       const char* keys[] = {"loss.giou", "loss.obj", "loss.cls", "loss"};
-      for (int64_t i = 0; i < 4; ++i) (*golden)[keys[i]] = items[i].clone();
-      RecordEdges(*net_, "grad:", golden, /*gradients=*/true);
+      for (int64_t i = 0; i < 4; ++i) {
+        recorder_.Record(keys[i], items[i].clone());
+      }
+      std::map<std::string, torch::Tensor> grads;
+      RecordEdges(*net_, "grad:", &grads, /*gradients=*/true);
+      for (const auto& [key, grad] : grads) recorder_.Record(key, grad);
     }
     if (static_cast<int64_t>(ni) % accumulate == 0) {
       optimizer_->Step();
@@ -548,35 +551,31 @@ class Yolov3 final : public Model {
   std::unique_ptr<optim::Sgd> optimizer_;
   std::vector<torch::Tensor> ema_;  // ModelEMA's copy, FloatingState order
   int64_t ema_updates_ = 0;
+  GoldenRecorder recorder_;
 };
-
-ModelSpec Spec() {
-  ModelSpec spec;
-  spec.name = "yolov3";
-  spec.domain = "vision";
-  spec.task = "object detection";
-  spec.reference = "TorchBench yolov3 (ultralytics YOLOv3-SPP, yolov3-spp.cfg)";
-  spec.train_batch_size = 16;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 8;    // DEFAULT_EVAL_BSIZE
-  // DEFAULT_EVAL_CUDA_PRECISION = "amp".
-  spec.default_cuda_eval_precision = Precision::kAmpFp16;
-  // The reference Model has no enable_channels_last().
-  spec.supports_channels_last = false;
-  // Darknet(cfg/yolov3-spp.cfg) from the reference's yolo_models.py (torch
-  // 2.14.1), counted in Python (sum(p.numel() ...) over parameters() and
-  // over buffers(): 72 BatchNorms' running statistics and
-  // num_batches_tracked; YOLOLayer's anchors are plain attributes).
-  spec.reference_parameters = 62998749;
-  spec.reference_buffers = 53705;
-  // eval() and two train() calls of the reference's own code on filled
-  // weights and inputs at 64x96 / 64x64, in float64.
-  spec.golden_file = "yolov3.golden";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(Spec(), MakeModel<Yolov3>());
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "yolov3",
+         .domain = "vision",
+         .task = "object detection",
+         .reference = "TorchBench yolov3 (ultralytics YOLOv3-SPP, "
+                      "yolov3-spp.cfg)",
+         .train_batch_size = 16,  // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 8,    // DEFAULT_EVAL_BSIZE
+         // Darknet(cfg/yolov3-spp.cfg) from the reference's yolo_models.py
+         // (torch 2.14.1), counted in Python (sum(p.numel() ...) over
+         // parameters() and over buffers(): 72 BatchNorms' running statistics
+         // and num_batches_tracked; YOLOLayer's anchors are plain attributes).
+         .reference_parameters = 62998749,
+         .reference_buffers = 53705,
+         .default_cuda_eval_precision = Precision::kAmpFp16,  // "amp"
+         // eval() and two train() calls of the reference's own code on filled
+         // weights and inputs at 64x96 / 64x64, in float64.
+         .checks = {.golden_file = "yolov3.golden"}}),
+    MakeModel<Yolov3>());
 
 }  // namespace yolov3_model
 }  // namespace torchbench

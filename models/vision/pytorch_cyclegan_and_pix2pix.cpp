@@ -71,6 +71,7 @@
 
 #include "common/pix2pix_networks.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -78,7 +79,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
-namespace pytorch_CycleGAN_and_pix2pix_model {
+namespace pytorch_cyclegan_and_pix2pix_model {
 namespace {
 
 namespace F = torch::nn::functional;
@@ -205,7 +206,7 @@ constexpr std::array<const char*, 8> kLossNames = {
     "D_A", "G_A", "cycle_A", "idt_A", "D_B", "G_B", "cycle_B", "idt_B"};
 using Losses = std::map<std::string, torch::Tensor>;
 
-class PytorchCycleGan final : public Model {
+class PytorchCycleGan final : public Model, public GoldenCheck {
  public:
   explicit PytorchCycleGan(const ModelConfig& config) : mode_(config.mode) {
     nets_->to(config.device);
@@ -236,7 +237,7 @@ class PytorchCycleGan final : public Model {
 
   torch::Tensor Step() override {
     if (mode_ == Mode::kEval) return nets_->netG_A->forward(eval_image_);
-    return TrainCall(/*golden=*/nullptr);
+    return TrainCall();
   }
 
   torch::nn::Module& module() override { return *nets_; }
@@ -262,13 +263,15 @@ class PytorchCycleGan final : public Model {
     fake_a_pool_.set_size(kGoldenPoolSize);
     fake_b_pool_.set_size(kGoldenPoolSize);
     random_.UseFilled(kGoldenPoolSize);
-    std::map<std::string, torch::Tensor> out;
-    {
-      torch::NoGradGuard no_grad;
-      out["eval_output"] = nets_->netG_A->forward(
-          DeterministicTensor("eval_A", shape, torch::kDouble));
-    }
-    TrainCall(&out);
+    std::map<std::string, torch::Tensor> out = recorder_.Capture([&] {
+      {
+        torch::NoGradGuard no_grad;
+        recorder_.Record("eval_output",
+                         nets_->netG_A->forward(DeterministicTensor(
+                             "eval_A", shape, torch::kDouble)));
+      }
+      TrainCall();
+    });
     for (const char* net : {"netG_A", "netG_B", "netD_A", "netD_B"}) {
       RecordEdgeParameters(*nets_->named_children()[net],
                            std::string("after_call:") + net + ".",
@@ -278,10 +281,10 @@ class PytorchCycleGan final : public Model {
   }
 
  private:
-  // training_loop(None). With `golden` set, records the first and last
-  // iterations' losses, the first iteration's fakes and the edge gradients
-  // before the first G and D steps. Returns the last iteration's loss_G.
-  torch::Tensor TrainCall(std::map<std::string, torch::Tensor>* golden) {
+  // training_loop(None). Records the first and last iterations' losses, the
+  // first iteration's fakes and the edge gradients before the first G and D
+  // steps. Returns the last iteration's loss_G.
+  torch::Tensor TrainCall() {
     const int last_epoch = kEpochs + kDecayEpochs + 1;
     const int64_t iterations = (last_epoch - kEpochCount) * kImagesPerEpoch;
     int64_t total_iters = 0;
@@ -291,12 +294,11 @@ class PytorchCycleGan final : public Model {
         const int64_t batch = real_a_[i].size(0);
         total_iters += batch;
         const bool record =
-            golden != nullptr &&
+            recorder_.recording() &&
             (total_iters == batch || total_iters == iterations * batch);
+        first_iteration_ = total_iters == batch;
         Losses losses;
-        loss_g = OptimizeParameters(
-            real_a_[i], real_b_[i], &losses,
-            golden != nullptr && total_iters == batch ? golden : nullptr);
+        loss_g = OptimizeParameters(real_a_[i], real_b_[i], &losses);
         if (total_iters % kPrintFreq == 0) {
           for (const char* name : kLossNames) losses[name].item();
         }
@@ -304,7 +306,7 @@ class PytorchCycleGan final : public Model {
           const std::string prefix =
               "iter" + std::to_string(total_iters / batch - 1) + ":loss_";
           for (const char* name : kLossNames) {
-            (*golden)[prefix + name] = losses[name];
+            recorder_.Record(prefix + name, losses[name]);
           }
         }
       }
@@ -317,10 +319,12 @@ class PytorchCycleGan final : public Model {
   }
 
   // CycleGANModel.optimize_parameters() on one (A, B) batch; fills `losses`
-  // with the detached losses by loss name.
-  torch::Tensor OptimizeParameters(
-      const torch::Tensor& real_a, const torch::Tensor& real_b, Losses* losses,
-      std::map<std::string, torch::Tensor>* golden) {
+  // with the detached losses by loss name. Records the fakes and the edge
+  // gradients of the call's first iteration.
+  torch::Tensor OptimizeParameters(const torch::Tensor& real_a,
+                                   const torch::Tensor& real_b,
+                                   Losses* losses) {
+    const bool record = recorder_.recording() && first_iteration_;
     CycleGanNets& n = nets_;
     const torch::Tensor fake_b = n->netG_A->forward(real_a);
     const torch::Tensor rec_a = n->netG_B->forward(fake_b);
@@ -343,11 +347,11 @@ class PytorchCycleGan final : public Model {
     const torch::Tensor loss_g = loss_g_a + loss_g_b + loss_cycle_a +
                                  loss_cycle_b + loss_idt_a + loss_idt_b;
     Backward(loss_g);
-    if (golden != nullptr) {
-      RecordEdgeParameters(*n->netG_A, "grad:netG_A.", true, golden);
-      RecordEdgeParameters(*n->netG_B, "grad:netG_B.", true, golden);
-      (*golden)["iter0:fake_B"] = fake_b.detach();
-      (*golden)["iter0:rec_A"] = rec_a.detach();
+    if (record) {
+      RecordEdges(*n->netG_A, "grad:netG_A.");
+      RecordEdges(*n->netG_B, "grad:netG_B.");
+      recorder_.Record("iter0:fake_B", fake_b);
+      recorder_.Record("iter0:rec_A", rec_a);
     }
     optimizer_g_->Step();
 
@@ -357,9 +361,9 @@ class PytorchCycleGan final : public Model {
         BackwardD(*n->netD_A, real_b, fake_b_pool_.Query(fake_b, random_));
     const torch::Tensor loss_d_b =
         BackwardD(*n->netD_B, real_a, fake_a_pool_.Query(fake_a, random_));
-    if (golden != nullptr) {
-      RecordEdgeParameters(*n->netD_A, "grad:netD_A.", true, golden);
-      RecordEdgeParameters(*n->netD_B, "grad:netD_B.", true, golden);
+    if (record) {
+      RecordEdges(*n->netD_A, "grad:netD_A.");
+      RecordEdges(*n->netD_B, "grad:netD_B.");
     }
     optimizer_d_->Step();
 
@@ -386,6 +390,13 @@ class PytorchCycleGan final : public Model {
     return loss_d.detach();
   }
 
+  // Records RecordEdgeParameters' gradients of `net`.
+  void RecordEdges(const torch::nn::Module& net, const std::string& prefix) {
+    std::map<std::string, torch::Tensor> edges;
+    RecordEdgeParameters(net, prefix, /*gradients=*/true, &edges);
+    for (const auto& [key, value] : edges) recorder_.Record(key, value);
+  }
+
   void SetDiscriminatorsRequireGrad(bool requires_grad) {
     for (auto* net : {nets_->netD_A.get(), nets_->netD_B.get()}) {
       for (auto& p : net->parameters()) p.requires_grad_(requires_grad);
@@ -400,38 +411,33 @@ class PytorchCycleGan final : public Model {
   ImagePool fake_a_pool_{kPoolSize}, fake_b_pool_{kPoolSize};
   PoolRandom random_;
   int scheduler_epochs_ = 0;  // LambdaLR's last_epoch, across calls.
+  GoldenRecorder recorder_;
+  bool first_iteration_ = false;  // Of the TrainCall() running.
 };
-
-ModelSpec PytorchCycleGanSpec() {
-  ModelSpec spec;
-  spec.name = "pytorch_CycleGAN_and_pix2pix";
-  spec.domain = "vision";
-  spec.task = "image-to-image translation (GAN)";
-  spec.reference =
-      "TorchBench pytorch_CycleGAN_and_pix2pix (junyanz CycleGAN, "
-      "resnet_9blocks G, PatchGAN D, 256x256)";
-  // DEFAULT_TRAIN_BSIZE = DEFAULT_EVAL_BSIZE = 1, ALLOW_CUSTOMIZE_BSIZE =
-  // False.
-  spec.train_batch_size = 1;
-  spec.eval_batch_size = 1;
-  spec.fixed_batch_size = true;
-  spec.supports_channels_last = false;
-  // CycleGANModel's netG_A, netG_B, netD_A and netD_B as the reference
-  // builds them (networks.define_G / define_D with its options, counted in
-  // the venv with sum(p.numel() ...) over parameters() and buffers()): each
-  // generator 11,378,179 parameters, each discriminator 2,764,737, no
-  // buffers (InstanceNorm keeps no statistics). GANLoss's two scalar label
-  // buffers live outside the networks, as do the eval model's own netG
-  // (another 11,378,179).
-  spec.reference_parameters = 2 * 11378179 + 2 * 2764737;
-  spec.reference_buffers = 0;
-  spec.golden_file = "pytorch_CycleGAN_and_pix2pix.golden";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(PytorchCycleGanSpec(), MakeModel<PytorchCycleGan>());
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "pytorch_CycleGAN_and_pix2pix",
+         .domain = "vision",
+         .task = "image-to-image translation (GAN)",
+         .reference = "TorchBench pytorch_CycleGAN_and_pix2pix (junyanz "
+                      "CycleGAN, resnet_9blocks G, PatchGAN D, 256x256)",
+         .train_batch_size = 1,     // DEFAULT_TRAIN_BSIZE
+         .eval_batch_size = 1,      // DEFAULT_EVAL_BSIZE
+         .fixed_batch_size = true,  // ALLOW_CUSTOMIZE_BSIZE = False
+         // CycleGANModel's netG_A, netG_B, netD_A and netD_B as the reference
+         // builds them (networks.define_G / define_D with its options, counted
+         // in the venv with sum(p.numel() ...) over parameters() and
+         // buffers()): each generator 11,378,179 parameters, each discriminator
+         // 2,764,737, no buffers (InstanceNorm keeps no statistics). GANLoss's
+         // two scalar label buffers live outside the networks, as do the eval
+         // model's own netG (another 11,378,179).
+         .reference_parameters = 2 * 11378179 + 2 * 2764737,
+         .reference_buffers = 0,
+         .checks = {.golden_file = "pytorch_CycleGAN_and_pix2pix.golden"}}),
+    MakeModel<PytorchCycleGan>());
 
-}  // namespace pytorch_CycleGAN_and_pix2pix_model
+}  // namespace pytorch_cyclegan_and_pix2pix_model
 }  // namespace torchbench

@@ -84,6 +84,7 @@
 
 #include "common/pix2pix_networks.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -91,7 +92,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
-namespace Background_Matting_model {
+namespace background_matting_model {
 namespace {
 
 namespace F = torch::nn::functional;
@@ -471,7 +472,16 @@ Batch SyntheticBatch(int64_t b, int64_t size,
 
 using Golden = std::map<std::string, torch::Tensor>;
 
-class BackgroundMatting final : public Model {
+// RecordEdgeParameters into `recorder` while it captures.
+void RecordEdges(GoldenRecorder& recorder, const nn::Module& module,
+                 const std::string& prefix, bool gradients) {
+  if (!recorder.recording()) return;
+  Golden edges;
+  RecordEdgeParameters(module, prefix, gradients, &edges);
+  for (const auto& [key, value] : edges) recorder.Record(key, value);
+}
+
+class BackgroundMatting final : public Model, public GoldenCheck {
  public:
   explicit BackgroundMatting(const ModelConfig& config) {
     nets_->to(config.device);
@@ -485,7 +495,7 @@ class BackgroundMatting final : public Model {
                                                  config.optimizer);
   }
 
-  torch::Tensor Step() override { return TrainCall(/*golden=*/nullptr, 0); }
+  torch::Tensor Step() override { return TrainCall(); }
 
   nn::Module& module() override { return *nets_; }
 
@@ -510,8 +520,11 @@ class BackgroundMatting final : public Model {
     batch_.seg_gt = filled("seg-gt", 1);
     batch_.back_rnd = filled("back-rnd", 3);
     draws_.UseFilled(b);
-    Golden out;
-    for (int k = 0; k < kGoldenCalls; ++k) TrainCall(&out, k);
+    Golden out = recorder_.Capture([&] {
+      for (golden_call_ = 0; golden_call_ < kGoldenCalls; ++golden_call_) {
+        TrainCall();
+      }
+    });
     RecordEdgeParameters(*nets_->netG, "after:netG.", false, &out);
     RecordEdgeParameters(*nets_->netD, "after:netD.", false, &out);
     out["after:netG.comb_seg.0.weight"] =
@@ -520,9 +533,9 @@ class BackgroundMatting final : public Model {
   }
 
  private:
-  // Model.train(). With `golden` set, records call `call`'s losses and
-  // gradients (and its outputs for call 0). Returns lossG.
-  torch::Tensor TrainCall(Golden* golden, int call) {
+  // Model.train(). Records golden call golden_call_'s losses and gradients
+  // (and its outputs for call 0). Returns lossG.
+  torch::Tensor TrainCall() {
     BackgroundMattingNets& n = nets_;
     n->netG->train();
     n->netD->train();
@@ -556,13 +569,15 @@ class BackgroundMatting final : public Model {
         loss_gan_g + (0.05 * comp_loss + 0.05 * al_loss + 0.05 * fg_loss);
     optimizer_g_->ZeroGrad();
     Backward(loss_g);
-    const std::string prefix = "call" + std::to_string(call) + ":";
-    if (golden != nullptr) {
-      RecordEdgeParameters(*n->netG, prefix + "grad:netG.", true, golden);
-      (*golden)[prefix + "grad:netG.comb_seg.0.weight"] =
-          n->netG->comb_seg->named_parameters()["0.weight"].grad().clone();
-      (*golden)[prefix + "grad:netG.model_al_out.9.weight"] =
-          n->netG->model_al_out->named_parameters()["9.weight"].grad().clone();
+    const std::string prefix = "call" + std::to_string(golden_call_) + ":";
+    if (recorder_.recording()) {
+      RecordEdges(recorder_, *n->netG, prefix + "grad:netG.", true);
+      recorder_.Record(
+          prefix + "grad:netG.comb_seg.0.weight",
+          n->netG->comb_seg->named_parameters()["0.weight"].grad().clone());
+      recorder_.Record(
+          prefix + "grad:netG.model_al_out.9.weight",
+          n->netG->model_al_out->named_parameters()["9.weight"].grad().clone());
     }
     optimizer_g_->Step();
 
@@ -574,9 +589,7 @@ class BackgroundMatting final : public Model {
     // `if i % 5 == 0` with i = 0.
     optimizer_d_->ZeroGrad();
     Backward(loss_d);
-    if (golden != nullptr) {
-      RecordEdgeParameters(*n->netD, prefix + "grad:netD.", true, golden);
-    }
+    RecordEdges(recorder_, *n->netD, prefix + "grad:netD.", true);
     optimizer_d_->Step();
 
     // The eight add_scalar calls each read their loss to the host.
@@ -591,16 +604,16 @@ class BackgroundMatting final : public Model {
         {"comp_loss", comp_loss}};
     for (const auto& [name, loss] : losses) {
       loss.item();
-      if (golden != nullptr) {
-        (*golden)[prefix + "loss_" + name] = loss.detach();
+      if (recorder_.recording()) {
+        recorder_.Record(prefix + "loss_" + name, loss);
       }
     }
-    if (golden != nullptr && call == 0) {
-      (*golden)["call0:alpha_sup"] = alpha_sup.detach();
-      (*golden)["call0:fg_sup"] = fg_sup.detach();
-      (*golden)["call0:alpha"] = alpha_pred.detach();
-      (*golden)["call0:fg"] = fg_pred.detach();
-      (*golden)["call0:image_sh"] = image_sh;
+    if (recorder_.recording() && golden_call_ == 0) {
+      recorder_.Record("call0:alpha_sup", alpha_sup);
+      recorder_.Record("call0:fg_sup", fg_sup);
+      recorder_.Record("call0:alpha", alpha_pred);
+      recorder_.Record("call0:fg", fg_pred);
+      recorder_.Record("call0:image_sh", image_sh);
     }
     return loss_g.detach();
   }
@@ -609,43 +622,41 @@ class BackgroundMatting final : public Model {
   Batch batch_;
   std::unique_ptr<optim::Adam> optimizer_g_, optimizer_d_;
   Draws draws_;
+  GoldenRecorder recorder_;
+  int golden_call_ = 0;  // Which golden call TrainCall() records.
 };
-
-ModelSpec BackgroundMattingSpec() {
-  ModelSpec spec;
-  spec.name = "Background_Matting";
-  spec.domain = "vision";
-  spec.task = "background matting (self-supervised GAN)";
-  spec.reference =
-      "TorchBench Background_Matting (senguptaumd/Background-Matting "
-      "Real_fixed: ResnetConditionHR G + frozen teacher, PatchGAN D, 512x512)";
-  spec.modes = {Mode::kTrain};  // eval() raises NotImplementedError
-  // DEFAULT_TRAIN_BSIZE = 4 (DEFAULT_EVAL_BSIZE 1 is never used),
-  // ALLOW_CUSTOMIZE_BSIZE = False.
-  spec.train_batch_size = 4;
-  spec.fixed_batch_size = true;
-  spec.supports_channels_last = false;
-  // Model's netB, netG (each ResnetConditionHR(input_nc=(3, 3, 1, 4),
-  // output_nc=4, n_blocks1=7, n_blocks2=3): 17,908,420 parameters and
-  // 18,606 BatchNorm buffer elements) and netD (MultiscaleDiscriminator,
-  // num_D 1, InstanceNorm: 2,764,737 parameters, no buffers), built from
-  // the reference's networks.py in the venv and counted with
-  // sum(p.numel() ...) over parameters() and buffers().
-  spec.reference_parameters = 2 * 17908420 + 2764737;
-  spec.reference_buffers = 2 * 18606;
-  spec.golden_file = "Background_Matting.golden";
-  spec.skip_cpu_fp16_test_modes = {Mode::kTrain};
-  spec.skip_cpu_fp16_test_reason =
-      "an fp16 and an amp_fp16 Train step at 48x48 took 267 s together on "
-      "one core (LibTorch's fp16 convolutions without fp16 matrix units); "
-      "bf16 and amp_bf16 Train run in CI";
-  return spec;
-}
 
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(BackgroundMattingSpec(),
-                          MakeModel<BackgroundMatting>());
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec(
+        {.name = "Background_Matting",
+         .domain = "vision",
+         .task = "background matting (self-supervised GAN)",
+         .reference = "TorchBench Background_Matting "
+                      "(senguptaumd/Background-Matting Real_fixed: "
+                      "ResnetConditionHR G + frozen teacher, PatchGAN D, "
+                      "512x512)",
+         .modes = {Mode::kTrain},  // eval() raises NotImplementedError
+         // DEFAULT_TRAIN_BSIZE (DEFAULT_EVAL_BSIZE 1 is never used).
+         .train_batch_size = 4,
+         .fixed_batch_size = true,  // ALLOW_CUSTOMIZE_BSIZE = False
+         // netB and netG (each ResnetConditionHR(input_nc=(3, 3, 1, 4),
+         // output_nc=4, n_blocks1=7, n_blocks2=3): 17,908,420 parameters,
+         // 18,606 BatchNorm buffer elements) and netD (MultiscaleDiscriminator,
+         // num_D 1, InstanceNorm: 2,764,737 parameters, no buffers), built from
+         // the reference's networks.py in the venv, counted with
+         // sum(p.numel() ...) over parameters() and buffers().
+         .reference_parameters = 2 * 17908420 + 2764737,
+         .reference_buffers = 2 * 18606,
+         .checks = {.golden_file = "Background_Matting.golden",
+                    .skip_cpu_fp16_test_modes = {Mode::kTrain},
+                    .skip_cpu_fp16_test_reason =
+                        "an fp16 and an amp_fp16 Train step at 48x48 took "
+                        "267 s together on one core (LibTorch's fp16 "
+                        "convolutions without fp16 matrix units); bf16 and "
+                        "amp_bf16 Train run in CI"}}),
+    MakeModel<BackgroundMatting>());
 
-}  // namespace Background_Matting_model
+}  // namespace background_matting_model
 }  // namespace torchbench

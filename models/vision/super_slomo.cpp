@@ -53,6 +53,7 @@
 
 #include "common/vgg_features.h"
 #include "torchbench/amp.h"
+#include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 #include "torchbench/model.h"
@@ -60,7 +61,7 @@
 #include "torchbench/registry.h"
 
 namespace torchbench {
-namespace Super_SloMo_model {
+namespace super_slomo_model {
 namespace {
 
 namespace F = torch::nn::functional;
@@ -304,7 +305,7 @@ class SloMoImpl : public torch::nn::Module {
 };
 TORCH_MODULE(SloMo);
 
-class SuperSloMo final : public Model {
+class SuperSloMo final : public Model, public GoldenCheck {
  public:
   explicit SuperSloMo(const ModelConfig& config)
       : mode_(config.mode),
@@ -397,32 +398,29 @@ class SuperSloMo final : public Model {
   std::unique_ptr<optim::Adam> optimizer_;
 };
 
-ModelSpec SuperSloMoSpec() {
-  ModelSpec spec;
-  spec.name = "Super_SloMo";
-  spec.domain = "vision";
-  spec.task = "video frame interpolation";
-  spec.reference =
-      "TorchBench Super_SloMo (avinashpaliwal/Super-SloMo: two UNets, "
-      "backWarp, VGG16 conv4_3 perceptual loss, 352x352)";
-  spec.train_batch_size = 6;  // DEFAULT_TRAIN_BSIZE
-  spec.eval_batch_size = 6;   // DEFAULT_EVAL_BSIZE
-  spec.supports_channels_last = false;
-  // model_wrapper.Model built in the venv (torch 2.14.1, torchvision
-  // 0.29.1; vgg16 with weights=None, which has the same shapes), counted
-  // with sum(p.numel() ...) over parameters() and buffers(): flowComp
-  // 19,794,116, ArbTimeFlowIntrp 19,816,357, vgg16_conv_4_3 7,635,264
-  // (frozen, still counted); no buffers (backWarp's grids are plain
-  // tensors).
-  spec.reference_parameters = 47245737;
-  spec.reference_buffers = 0;
-  spec.golden_file = "Super_SloMo.golden";
-  return spec;
-}
-
 }  // namespace
 
-TORCHBENCH_REGISTER_MODEL(SuperSloMoSpec(), MakeModel<SuperSloMo>());
+TORCHBENCH_REGISTER_MODEL(
+    ModelSpec({.name = "Super_SloMo",
+               .domain = "vision",
+               .task = "video frame interpolation",
+               .reference = "TorchBench Super_SloMo "
+                            "(avinashpaliwal/Super-SloMo: two UNets, "
+                            "backWarp, VGG16 conv4_3 perceptual loss, "
+                            "352x352)",
+               .train_batch_size = 6,  // DEFAULT_TRAIN_BSIZE
+               .eval_batch_size = 6,   // DEFAULT_EVAL_BSIZE
+               // model_wrapper.Model built in the venv (torch 2.14.1,
+               // torchvision 0.29.1; vgg16 with weights=None, which has the
+               // same shapes), counted with sum(p.numel() ...) over
+               // parameters() and buffers(): flowComp 19,794,116,
+               // ArbTimeFlowIntrp 19,816,357, vgg16_conv_4_3 7,635,264 (frozen,
+               // still counted); no buffers (backWarp's grids are plain
+               // tensors).
+               .reference_parameters = 47245737,
+               .reference_buffers = 0,
+               .checks = {.golden_file = "Super_SloMo.golden"}}),
+    MakeModel<SuperSloMo>());
 
-}  // namespace Super_SloMo_model
+}  // namespace super_slomo_model
 }  // namespace torchbench
