@@ -23,6 +23,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -57,8 +58,9 @@ class GoldenCheck {
 class GoldenRecorder {
  public:
   // Keeps `value` (detached) under `key` while Capture() runs.
-  void Record(const std::string& key, const torch::Tensor& value) {
-    if (sink_ != nullptr) (*sink_)[key] = value.detach();
+  // The key is a view so that a call outside a capture builds no string.
+  void Record(std::string_view key, const torch::Tensor& value) {
+    if (sink_ != nullptr) (*sink_)[std::string(key)] = value.detach();
   }
   bool recording() const { return sink_ != nullptr; }
 
