@@ -1,6 +1,5 @@
 #include "program/context.h"
 
-#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <torch/version.h>
@@ -25,18 +24,9 @@ const char* Bool(bool b) { return b ? "true" : "false"; }
 
 }  // namespace
 
-void ApplyPrecision(Precision precision) {
-  const bool tf32 = precision == Precision::kTf32;
-  auto& ctx = at::globalContext();
-  ctx.setAllowTF32CuBLAS(tf32);
-  ctx.setAllowTF32CuDNN(tf32);
-  ctx.setBenchmarkCuDNN(true);
-}
-
 std::vector<std::pair<std::string, std::string>> RunContext(
     c10::Device device, const HarnessFlags& flags) {
   std::vector<std::pair<std::string, std::string>> kv;
-  auto& ctx = at::globalContext();
   const auto& cuda = at::detail::getCUDAHooks();
   kv.emplace_back("torchbench_version", TORCHBENCH_VERSION);
   kv.emplace_back("torchbench_git_commit", TORCHBENCH_GIT_COMMIT);
@@ -59,10 +49,11 @@ std::vector<std::pair<std::string, std::string>> RunContext(
   kv.emplace_back(
       "optimizer_path_resolved",
       OptimizerPathName(ResolveOptimizerPath(flags.optimizer, device)));
-  kv.emplace_back("allow_tf32_cublas", Bool(ctx.allowTF32CuBLAS()));
-  kv.emplace_back("allow_tf32_cudnn", Bool(ctx.allowTF32CuDNN()));
-  kv.emplace_back("cudnn_benchmark", Bool(ctx.benchmarkCuDNN()));
-  kv.emplace_back("cudnn_deterministic", Bool(ctx.deterministicCuDNN()));
+  const bool tf32 = flags.precision == Precision::kTf32;
+  kv.emplace_back("allow_tf32_cublas", Bool(tf32));
+  kv.emplace_back("allow_tf32_cudnn", Bool(true));
+  kv.emplace_back("cudnn_benchmark", "per_model");
+  kv.emplace_back("cudnn_deterministic", "per_model");
   kv.emplace_back("channels_last", Bool(flags.channels_last));
   kv.emplace_back("intra_op_threads", absl::StrCat(at::get_num_threads()));
   kv.emplace_back("inter_op_threads",

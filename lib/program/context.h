@@ -16,12 +16,11 @@
 
 namespace torchbench {
 
-// Sets LibTorch's math flags for `precision`: fp32 turns TF32 off for
-// cuBLAS and cuDNN, tf32 turns both on. cuDNN autotuning is on (TorchBench's
-// vision models set cudnn.benchmark = True).
-void ApplyPrecision(Precision precision);
+// Returns key/value pairs describing the run. The TF32 flags are the ones
+// the requested precision runs under (no model's default precision is tf32);
+// cuDNN autotuning and determinism are the model's (each result's label
+// names them on CUDA), so the context says "per_model".
 
-// Returns key/value pairs describing the run.
 std::vector<std::pair<std::string, std::string>> RunContext(
     c10::Device device, const HarnessFlags& flags);
 

@@ -323,7 +323,6 @@ int RunMain(int argc, char** argv, bool caller_benchmarks) {
     }
     device = *parsed;
   }
-  ApplyPrecision(flags->precision);
 
   // The journal needs every repetition whatever is shown, so the
   // aggregates-only flags are applied by ResultsReporter, not by Google

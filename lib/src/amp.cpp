@@ -44,17 +44,32 @@ torch::Tensor GradScaler::Scale(const torch::Tensor& loss) {
   return loss * scale_.to(loss.device(), /*non_blocking=*/true);
 }
 
-bool GradScaler::UnscaleAndCheck(const std::vector<torch::Tensor>& grads) {
+std::set<size_t> GradScaler::UnscaleOnce(
+    const std::vector<torch::Tensor>& grads) {
   TORCH_CHECK(scaled_since_update_,
-              "GradScaler: an optimizer stepped under amp_fp16 without a "
+              "GradScaler: gradients unscaled under amp_fp16 without a "
               "scaled loss (the model's Train step must call "
               "torchbench::Backward)");
   torch::NoGradGuard no_grad;
+  std::set<size_t> checks;
+  std::vector<torch::Tensor> fresh;
+  for (const auto& grad : grads) {
+    const auto it = unscaled_.find(grad.unsafeGetTensorImpl());
+    if (it != unscaled_.end()) {
+      checks.insert(it->second);
+    } else {
+      fresh.push_back(grad);
+    }
+  }
+  if (fresh.empty()) return checks;
   // The reciprocal in double, as GradScaler.unscale_ does.
   const torch::Tensor inv_scale =
       scale_.to(torch::kDouble).reciprocal().to(torch::kFloat);
+  // Per (device, dtype) group, as _foreach kernels take them; one found_inf
+  // per device, as unscale_ keeps them.
   std::map<std::pair<std::string, int>, std::vector<torch::Tensor>> groups;
-  for (const auto& grad : grads) {
+  std::map<std::string, size_t> found_inf_index;
+  for (const auto& grad : fresh) {
     // A sparse gradient is unscaled through its values, as GradScaler does
     // (coalesced first when fp16, whose duplicate indices could overflow).
     torch::Tensor g = grad;
@@ -65,31 +80,40 @@ bool GradScaler::UnscaleAndCheck(const std::vector<torch::Tensor>& grads) {
       }
       g = g._values();
     }
-    groups[{g.device().str(), static_cast<int>(g.scalar_type())}].push_back(g);
+    const std::string device = g.device().str();
+    auto [it, inserted] = found_inf_index.try_emplace(device, 0);
+    if (inserted) {
+      it->second = found_infs_.size();
+      found_infs_.push_back(torch::zeros(
+          {}, torch::TensorOptions().dtype(torch::kFloat).device(g.device())));
+    }
+    unscaled_[grad.unsafeGetTensorImpl()] = it->second;
+    checks.insert(it->second);
+    groups[{device, static_cast<int>(g.scalar_type())}].push_back(g);
   }
-  std::map<std::string, torch::Tensor> found_inf_per_device;
   for (auto& [key, list] : groups) {
     const c10::Device device = list.front().device();
-    auto [it, inserted] =
-        found_inf_per_device.try_emplace(device.str(), torch::Tensor());
-    if (inserted) {
-      it->second = torch::zeros(
-          {}, torch::TensorOptions().dtype(torch::kFloat).device(device));
-    }
     at::_amp_foreach_non_finite_check_and_unscale_(
-        list, it->second, inv_scale.to(device, /*non_blocking=*/true));
+        list, found_infs_[found_inf_index.at(key.first)],
+        inv_scale.to(device, /*non_blocking=*/true));
   }
+  return checks;
+}
+
+void GradScaler::Unscale(const std::vector<torch::Tensor>& grads) {
+  UnscaleOnce(grads);
+}
+
+bool GradScaler::UnscaleAndCheck(const std::vector<torch::Tensor>& grads) {
   double found = 0;
-  for (const auto& [device, found_inf] : found_inf_per_device) {
-    found_infs_.push_back(found_inf);
-    found += found_inf.item<double>();
-  }
+  for (size_t i : UnscaleOnce(grads)) found += found_infs_[i].item<double>();
   last_step_skipped_ = found != 0;
   return !last_step_skipped_;
 }
 
 void GradScaler::Update() {
   scaled_since_update_ = false;
+  unscaled_.clear();
   if (found_infs_.empty()) return;
   torch::NoGradGuard no_grad;
   torch::Tensor combined = found_infs_.front().to(scale_.device());
@@ -121,7 +145,13 @@ StepPrecision::StepPrecision(const ModelConfig& config, GradScaler* scaler)
 StepPrecision::~StepPrecision() { active_step = previous_; }
 
 void StepPrecision::Finish() {
-  if (scaler_ != nullptr) scaler_->Update();
+  if (scaler_ != nullptr) {
+    TORCH_CHECK(!scaler_->scaled_since_update_ || !scaler_->unscaled_.empty(),
+                "amp_fp16 Train scaled the loss but nothing unscaled its "
+                "gradients: an update the model makes by hand must call "
+                "torchbench::UnscaleGradients (amp.h) first");
+    scaler_->Update();
+  }
   if (autocast_ && config_.mode == Mode::kTrain && backward_calls_ == 0 &&
       !backward_waived_) {
     TORCH_CHECK(false, PrecisionName(config_.precision),
@@ -155,6 +185,10 @@ void Backward(const torch::Tensor& loss, bool retain_graph) {
 
 GradScaler* ActiveGradScaler() {
   return active_step != nullptr ? active_step->scaler_ : nullptr;
+}
+
+void UnscaleGradients(const std::vector<torch::Tensor>& grads) {
+  if (GradScaler* scaler = ActiveGradScaler()) scaler->Unscale(grads);
 }
 
 }  // namespace torchbench

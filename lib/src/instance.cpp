@@ -1,5 +1,6 @@
 #include "torchbench/instance.h"
 
+#include <ATen/Context.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -12,8 +13,36 @@
 
 namespace torchbench {
 
+BackendFlags BackendFlagsFor(const ModelSpec& spec, const ModelConfig& config) {
+  const bool tf32 = config.precision == Precision::kTf32;
+  const CudnnFlags& cudnn = spec.Cudnn(config.mode);
+  return {.allow_tf32_matmul = tf32,
+          .allow_tf32_cudnn = true,
+          .cudnn_benchmark = cudnn.benchmark,
+          .cudnn_deterministic = cudnn.deterministic};
+}
+
+void ApplyBackendFlags(const BackendFlags& flags) {
+  auto& ctx = at::globalContext();
+  ctx.setAllowTF32CuBLAS(flags.allow_tf32_matmul);
+  ctx.setAllowTF32CuDNN(flags.allow_tf32_cudnn);
+  ctx.setBenchmarkCuDNN(flags.cudnn_benchmark);
+  ctx.setDeterministicCuDNN(flags.cudnn_deterministic);
+}
+
+BackendFlags CurrentBackendFlags() {
+  const auto& ctx = at::globalContext();
+  return {.allow_tf32_matmul = ctx.allowTF32CuBLAS(),
+          .allow_tf32_cudnn = ctx.allowTF32CuDNN(),
+          .cudnn_benchmark = ctx.benchmarkCuDNN(),
+          .cudnn_deterministic = ctx.deterministicCuDNN()};
+}
+
 Instance::Instance(const RegisteredModel& entry, const ModelConfig& config)
-    : entry_(&entry), config_(config) {
+    : entry_(&entry),
+      config_(config),
+      backend_flags_(BackendFlagsFor(entry.spec, config)) {
+  Activate();
   const auto start = std::chrono::steady_clock::now();
   model_ = entry.Create(config);
   if (config.dtype() != torch::kFloat) {
@@ -26,9 +55,12 @@ Instance::Instance(const RegisteredModel& entry, const ModelConfig& config)
   counts_ = CountElements(model_->module());
 }
 
+void Instance::Activate() const { ApplyBackendFlags(backend_flags_); }
+
 torch::Tensor Instance::Step() {
   optim::internal::TakeSteppedPaths();
-  StepPrecision precision(config_, &scaler_);
+  StepPrecision precision(config_,
+                          entry_->spec.amp_grad_scaler ? &scaler_ : nullptr);
   torch::Tensor out;
   if (config_.mode == Mode::kEval) {
     torch::NoGradGuard no_grad;
@@ -41,8 +73,7 @@ torch::Tensor Instance::Step() {
   return out;
 }
 
-void ConvertFloatingTensors(torch::nn::Module& module,
-                            torch::ScalarType dtype) {
+int ConvertFloatingTensors(torch::nn::Module& module, torch::ScalarType dtype) {
   torch::NoGradGuard no_grad;
   auto convert = [dtype](torch::Tensor& t) {
     if (t.is_floating_point() && t.scalar_type() != dtype) {
@@ -51,6 +82,23 @@ void ConvertFloatingTensors(torch::nn::Module& module,
   };
   for (auto& p : module.parameters(/*recurse=*/true)) convert(p);
   for (auto& b : module.buffers(/*recurse=*/true)) convert(b);
+  int flattened = 0;
+  auto flatten = [&flattened](auto* rnn) {
+    if (rnn == nullptr) return false;
+    rnn->flatten_parameters();
+    ++flattened;
+    return true;
+  };
+  auto visit = [&flatten](torch::nn::Module* m) {
+    flatten(dynamic_cast<torch::nn::LSTMImpl*>(m)) ||
+        flatten(dynamic_cast<torch::nn::GRUImpl*>(m)) ||
+        flatten(dynamic_cast<torch::nn::RNNImpl*>(m));
+  };
+  // Not modules(include_self=true): a model's root may not be held by a
+  // shared_ptr.
+  visit(&module);
+  for (const auto& m : module.modules(/*include_self=*/false)) visit(m.get());
+  return flattened;
 }
 
 std::string OptimizerPathsText(unsigned paths) {
@@ -132,7 +180,10 @@ Instance& InstanceCache::Acquire(const RegisteredModel& entry,
       config.device.str(), "/", PrecisionName(config.precision), "/",
       OptimizerPathName(config.optimizer), "/", config.channels_last, "/",
       config.seed);
-  if (instance_ && key == key_) return *instance_;
+  if (instance_ && key == key_) {
+    instance_->Activate();
+    return *instance_;
+  }
   Release();
   auto instance = std::make_unique<Instance>(entry, config);
   const std::string what =

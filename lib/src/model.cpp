@@ -78,6 +78,10 @@ int64_t ModelSpec::MinBatchSize(Mode mode) const {
       1, mode == Mode::kTrain ? min_train_batch_size : min_eval_batch_size);
 }
 
+const CudnnFlags& ModelSpec::Cudnn(Mode mode) const {
+  return mode == Mode::kTrain ? train_cudnn : eval_cudnn;
+}
+
 Precision ModelSpec::ResolvePrecision(Precision requested, Mode mode,
                                       const c10::Device& device) const {
   if (requested != Precision::kDefault) return requested;

@@ -47,6 +47,9 @@ inline ModelSpec ImageClassifierSpec(ModelSpec spec, const std::string& package,
   if (spec.reference.empty()) spec.reference = package + " " + architecture;
   spec.supports_channels_last = true;
   spec.default_cuda_eval_precision = Precision::kFp16;
+  // Both factories set torch.backends.cudnn.benchmark = True.
+  spec.train_cudnn.benchmark = true;
+  spec.eval_cudnn.benchmark = true;
   return spec;
 }
 }  // namespace families_internal

@@ -434,6 +434,8 @@ ModelSpec QatClassifierSpec(const std::string& network, int64_t batch_size,
        .eval_batch_size = batch_size,  // Eval runs one image whatever it is.
        .reference_parameters = reference.parameters,
        .reference_buffers = reference.buffers,
+       // TorchBench's metadata.yaml: cudnn.benchmark in Eval only.
+       .eval_cudnn = {.benchmark = true},
        .checks = {.golden_file = name + ".golden"}});
   const std::string train_reason =
       "the fake-quant kernel (fused_moving_avg_obs_fake_quant) takes float32 "

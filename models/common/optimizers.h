@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "torchbench/amp.h"
 #include "torchbench/optim.h"
 
 namespace torchbench::common {
@@ -58,6 +59,8 @@ inline torch::Tensor ClipGradNorm(const std::vector<torch::Tensor>& parameters,
     if (p.grad().defined()) grads.push_back(p.grad());
   }
   if (grads.empty()) return {};
+  // Under a GradScaler the reference clips after scaler.unscale_.
+  UnscaleGradients(grads);
   const bool foreach = grads.front().is_cuda();
   std::vector<torch::Tensor> norms;
   if (foreach) {

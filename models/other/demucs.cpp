@@ -421,6 +421,9 @@ TORCHBENCH_REGISTER_MODEL(
              "and raises unless the batch divides into them",
          .reference_parameters = 265679496,
          .reference_buffers = 0,
+         // TorchBench's metadata.yaml (tests/golden/cudnn_flags.txt).
+         .train_cudnn = {.benchmark = true},
+         .eval_cudnn = {.benchmark = true},
          .checks = {.golden_file = "demucs.golden",
                     .test_batch_size = kRemixGroupSize,
                     .skip_cpu_smoke_test =

@@ -298,6 +298,8 @@ TORCHBENCH_REGISTER_MODEL(
          .fixed_batch_size = true,
          .reference_parameters = 92293,
          .reference_buffers = 0,
+         // TorchBench's metadata.yaml (tests/golden/cudnn_flags.txt).
+         .eval_cudnn = {.deterministic = true},
          .checks = {.golden_file = "maml.golden",
                     .eval_changes_state =
                         "maml's eval() is Meta.forward_train, a full "

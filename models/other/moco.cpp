@@ -333,6 +333,9 @@ TORCHBENCH_REGISTER_MODEL(
          .eval_batch_size = 32,   // DEFAULT_EVAL_BSIZE
          .reference_parameters = 2 * 23770304,
          .reference_buffers = 2 * 53173 + kDim * kQueue + 1,
+         // TorchBench's metadata.yaml (tests/golden/cudnn_flags.txt).
+         .train_cudnn = {.benchmark = true},
+         .eval_cudnn = {.benchmark = true},
          .checks = {.golden_file = "moco.golden",
                     .test_batch_size = 2,
                     .eval_changes_state =

@@ -365,6 +365,9 @@ TORCHBENCH_REGISTER_MODEL(
                .eval_batch_size = 2048,
                .reference_parameters = 514499137,
                .reference_buffers = 0,  // Same Python count.
+               // TorchBench's metadata.yaml (tests/golden/cudnn_flags.txt).
+               .train_cudnn = {.deterministic = true},
+               .eval_cudnn = {.deterministic = true},
                .checks = {.golden_file = "dlrm.golden",
                           .train_may_not_update =
                               "final ReLU (sigmoid_top=-1) is dead under "

@@ -648,6 +648,9 @@ TORCHBENCH_REGISTER_MODEL(
          .eval_batch_size = 96,   // DEFAULT_EVAL_BSIZE
          .reference_parameters = 55818066,
          .reference_buffers = 19498,
+         // TorchBench's metadata.yaml (tests/golden/cudnn_flags.txt).
+         .train_cudnn = {.benchmark = true},
+         .eval_cudnn = {.benchmark = true},
          .checks =
              {.golden_file = "LearningToPaint.golden",
               .train_may_not_update =

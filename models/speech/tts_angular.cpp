@@ -288,6 +288,9 @@ TORCHBENCH_REGISTER_MODEL(
                    "autocast: \"could not create a primitive descriptor for "
                    "the LSTM forward propagation primitive\"",
                .cpu_only = true}},
+         // TorchBench's metadata.yaml (tests/golden/cudnn_flags.txt).
+         .train_cudnn = {.benchmark = true},
+         .eval_cudnn = {.benchmark = true},
          .checks = {.golden_file = "tts_angular.golden",
                     .skip_cpu_fp16_test_modes = {Mode::kTrain},
                     .skip_cpu_fp16_test_reason =

@@ -649,6 +649,8 @@ TORCHBENCH_REGISTER_MODEL(
          // sum(p.numel() ...) over parameters() and buffers().
          .reference_parameters = 2 * 17908420 + 2764737,
          .reference_buffers = 2 * 18606,
+         // TorchBench's metadata.yaml (tests/golden/cudnn_flags.txt).
+         .train_cudnn = {.benchmark = true},
          .checks = {.golden_file = "Background_Matting.golden",
                     .skip_cpu_fp16_test_modes = {Mode::kTrain},
                     .skip_cpu_fp16_test_reason =

@@ -436,6 +436,9 @@ TORCHBENCH_REGISTER_MODEL(
          // model's own netG (another 11,378,179).
          .reference_parameters = 2 * 11378179 + 2 * 2764737,
          .reference_buffers = 0,
+         // TorchBench's metadata.yaml (tests/golden/cudnn_flags.txt).
+         .train_cudnn = {.benchmark = true, .deterministic = true},
+         .eval_cudnn = {.benchmark = true, .deterministic = true},
          .checks = {.golden_file = "pytorch_CycleGAN_and_pix2pix.golden"}}),
     MakeModel<PytorchCycleGan>());
 

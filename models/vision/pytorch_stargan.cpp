@@ -404,6 +404,9 @@ TORCHBENCH_REGISTER_MODEL(
          // eval() and one train() of the reference's own Solver on filled
          // weights and inputs, in float64
          // (tools/golden/adapters/pytorch_stargan.py; GoldenOutputs says why).
+         // TorchBench's metadata.yaml (tests/golden/cudnn_flags.txt).
+         .train_cudnn = {.benchmark = true},
+         .eval_cudnn = {.benchmark = true},
          .checks = {.golden_file = "pytorch_stargan.golden"}}),
     MakeModel<PytorchStargan>());
 

@@ -373,6 +373,11 @@ TORCHBENCH_REGISTER_MODEL(
          .default_cuda_eval_precision = Precision::kAmpFp16,
          // eval() and two train() calls of the reference's own code on filled
          // weights and images at 64x95, in float64 (GoldenOutputs says why).
+         // metadata.yaml: cuDNN deterministic in both modes; enable_amp() adds
+         // torch.cuda.amp.GradScaler to train().
+         .train_cudnn = {.deterministic = true},
+         .eval_cudnn = {.deterministic = true},
+         .amp_grad_scaler = true,
          .checks = {.golden_file = "pytorch_unet.golden"}}),
     MakeModel<PytorchUnet>());
 

@@ -419,6 +419,9 @@ TORCHBENCH_REGISTER_MODEL(
                // tensors).
                .reference_parameters = 47245737,
                .reference_buffers = 0,
+               // TorchBench's metadata.yaml (tests/golden/cudnn_flags.txt).
+               .train_cudnn = {.deterministic = true},
+               .eval_cudnn = {.deterministic = true},
                .checks = {.golden_file = "Super_SloMo.golden"}}),
     MakeModel<SuperSloMo>());
 

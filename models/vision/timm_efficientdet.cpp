@@ -315,6 +315,10 @@ TORCHBENCH_REGISTER_MODEL(
          // anchors.boxes (76725 x 4 at 640x640; the same for both benches).
          .reference_parameters = 6625898,
          .reference_buffers = 378492,
+         // metadata.yaml: cudnn.benchmark in Train only; enable_amp() adds timm's
+         // NativeScaler.
+         .train_cudnn = {.benchmark = true},
+         .amp_grad_scaler = true,
          .checks = {.golden_file = "timm_efficientdet.golden",
                     .eval_changes_state =
                         "TorchBench never calls .eval(): DetBenchPredict runs "

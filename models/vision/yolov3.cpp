@@ -574,6 +574,9 @@ TORCHBENCH_REGISTER_MODEL(
          .default_cuda_eval_precision = Precision::kAmpFp16,  // "amp"
          // eval() and two train() calls of the reference's own code on filled
          // weights and inputs at 64x96 / 64x64, in float64.
+         // TorchBench's metadata.yaml (tests/golden/cudnn_flags.txt).
+         .train_cudnn = {.benchmark = true},
+         .eval_cudnn = {.benchmark = true},
          .checks = {.golden_file = "yolov3.golden"}}),
     MakeModel<Yolov3>());
 

@@ -64,7 +64,7 @@ std::vector<std::string> ModelsWithReference() {
 
 // Returns the environment's value of `name`, else the build's default for it
 // (tests/models/test_paths.h.in), so the test also runs outside CTest.
-std::string GetEnv(const char* name) {
+std::string TestSetting(const char* name) {
   const char* value = std::getenv(name);
   if (value != nullptr) return value;
   const std::string key = name;
@@ -149,7 +149,7 @@ TEST_P(FidelityTest, MatchesPythonReference) {
   ASSERT_GE(spec.checks.reference_input_shape[0], 2)
       << spec.name << ": Spread() needs a reference batch of two or more";
 
-  const std::string reference_dir = GetEnv("TORCHBENCH_REFERENCE_DIR");
+  const std::string reference_dir = TestSetting("TORCHBENCH_REFERENCE_DIR");
   ASSERT_FALSE(reference_dir.empty()) << "TORCHBENCH_REFERENCE_DIR is not set";
   const std::string stem = (std::filesystem::path(reference_dir) /
                             FileStem(spec.checks.python_reference))
@@ -164,8 +164,8 @@ TEST_P(FidelityTest, MatchesPythonReference) {
     io = ReadSafetensors(io_path);
   }
   if (!io.ok() || FormatVersion(*io) != kReferenceFormatVersion) {
-    const std::string python = GetEnv("TORCHBENCH_PYTHON");
-    const std::string source = GetEnv("TORCHBENCH_SOURCE_DIR");
+    const std::string python = TestSetting("TORCHBENCH_PYTHON");
+    const std::string source = TestSetting("TORCHBENCH_SOURCE_DIR");
     ASSERT_FALSE(python.empty() || source.empty())
         << io_path
         << " is absent or stale and TORCHBENCH_PYTHON / TORCHBENCH_SOURCE_DIR "

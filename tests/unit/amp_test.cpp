@@ -97,6 +97,51 @@ TEST(StepPrecisionTest, Fp16TrainStepScalesUnscalesAndSkipsOnInf) {
   EXPECT_EQ(scaler.scale(), 32768.0);
 }
 
+// Clipping reads the gradients before the optimizer steps: they must be
+// unscaled (GradScaler.unscale_), and the step must not unscale them again.
+TEST(StepPrecisionTest, GradientsUnscaledForClippingAreUnscaledOnce) {
+  const ModelConfig config = AmpTrain(Precision::kAmpFp16);
+  GradScaler scaler;
+  torch::Tensor w = torch::ones({2}).requires_grad_();
+  optim::Sgd sgd({w}, {.lr = 1.0}, OptimizerPath::kSingle);
+  StepPrecision step(config, &scaler);
+  Backward((w * 3.0).sum());
+  EXPECT_TRUE(torch::allclose(w.grad(), torch::full({2}, 3.0 * 65536)));
+  UnscaleGradients({w.grad()});
+  EXPECT_TRUE(torch::allclose(w.grad(), torch::full({2}, 3.0)));
+  UnscaleGradients({w.grad()});  // unscale_ runs once per step
+  EXPECT_TRUE(torch::allclose(w.grad(), torch::full({2}, 3.0)));
+  sgd.Step();
+  EXPECT_TRUE(torch::allclose(w.detach(), torch::full({2}, -2.0)));
+  step.Finish();
+}
+
+TEST(StepPrecisionTest, AScaledLossNothingUnscaledIsAnError) {
+  const ModelConfig config = AmpTrain(Precision::kAmpFp16);
+  GradScaler scaler;
+  torch::Tensor w = torch::ones({2}).requires_grad_();
+  StepPrecision step(config, &scaler);
+  Backward((w * 3.0).sum());  // then an update by hand, no unscaling
+  EXPECT_THROW(step.Finish(), c10::Error);
+}
+
+// TorchBench's amp Train has no GradScaler unless the model adds one: the
+// harness passes none (ModelSpec::amp_grad_scaler).
+TEST(StepPrecisionTest, Fp16AmpTrainWithoutAScalerLeavesGradientsAlone) {
+  const ModelConfig config = AmpTrain(Precision::kAmpFp16);
+  torch::Tensor w = torch::ones({2}).requires_grad_();
+  optim::Sgd sgd({w}, {.lr = 1.0}, OptimizerPath::kSingle);
+  StepPrecision step(config, /*scaler=*/nullptr);
+  EXPECT_TRUE(at::autocast::is_autocast_enabled(torch::kCPU));
+  EXPECT_EQ(ActiveGradScaler(), nullptr);
+  Backward((w * 3.0).sum());
+  UnscaleGradients({w.grad()});  // nothing to do
+  EXPECT_TRUE(torch::allclose(w.grad(), torch::full({2}, 3.0)));
+  sgd.Step();
+  EXPECT_TRUE(torch::allclose(w.detach(), torch::full({2}, -2.0)));
+  step.Finish();
+}
+
 TEST(StepPrecisionTest, Bf16AmpNeedsNoScalerAndBackwardRunsOutsideAutocast) {
   const ModelConfig config = AmpTrain(Precision::kAmpBf16);
   GradScaler scaler;

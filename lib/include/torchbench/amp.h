@@ -12,8 +12,12 @@
 // The harness runs each amp step inside a StepPrecision scope: the whole
 // step is under autocast (TorchBench wraps eval and the forward stage of
 // train this way; the optimizer's ops are on no autocast list), backward
-// runs outside it as PyTorch's AMP recipe says, and fp16 Train steps scale
-// the loss and update the scale once per step.
+// runs outside it as PyTorch's AMP recipe says. TorchBench's amp Train has no
+// GradScaler unless the model's own enable_amp() adds one, so only those
+// models (ModelSpec::amp_grad_scaler) scale the loss under amp_fp16 Train:
+// their optimizers unscale (GradScaler.unscale_) and skip on Inf/NaN, and
+// gradient clipping calls UnscaleGradients first, as the reference clips
+// after scaler.unscale_.
 #ifndef TORCHBENCH_AMP_H_
 #define TORCHBENCH_AMP_H_
 
@@ -23,6 +27,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
+#include <unordered_map>
 #include <vector>
 
 #include "torchbench/model.h"
@@ -65,10 +71,17 @@ class GradScaler {
   // scaler.scale(loss).
   torch::Tensor Scale(const torch::Tensor& loss);
 
-  // unscale_ then the step check of scaler.step(optimizer), for the
+  // scaler.unscale_(optimizer): multiplies `grads` by 1/scale in place and
+  // records, without synchronizing, whether any is Inf/NaN. A gradient
+  // already unscaled since the last Update() is left alone (unscale_ runs
+  // once per optimizer and step). Throws when no loss was scaled since the
+  // last Update().
+  void Unscale(const std::vector<torch::Tensor>& grads);
+
+  // Unscale, then the step check of scaler.step(optimizer), for the
   // gradients of one optimizer: returns whether the optimizer may step (no
-  // Inf/NaN found; synchronizes, as scaler.step's .item() does). Throws when
-  // no loss was scaled since the last Update().
+  // Inf/NaN found by the unscaling of these gradients; synchronizes, as
+  // scaler.step's .item() does).
   bool UnscaleAndCheck(const std::vector<torch::Tensor>& grads);
 
   // scaler.update(): applies every check since the last update. Without any
@@ -82,19 +95,29 @@ class GradScaler {
   bool last_step_skipped() const { return last_step_skipped_; }
 
  private:
+  friend class StepPrecision;  // Finish() checks what was unscaled.
+
   Options options_;
   torch::Tensor scale_;           // float32 scalar on the loss's device.
   torch::Tensor growth_tracker_;  // int32 scalar.
+  // Indices into found_infs_ of the checks Unscale made for `grads`.
+  std::set<size_t> UnscaleOnce(const std::vector<torch::Tensor>& grads);
+
   std::vector<torch::Tensor> found_infs_;
+  // Each gradient unscaled since the last Update(), with the index of the
+  // found_inf tensor its check wrote.
+  std::unordered_map<const c10::TensorImpl*, size_t> unscaled_;
   bool scaled_since_update_ = false;
   bool last_step_skipped_ = false;
 };
 
 // The harness's per-step precision scope. For amp precisions it enables
-// autocast on `config.device`; for amp_fp16 Train it makes `scaler` the
-// step's GradScaler (Backward scales, optimizers unscale and check). Finish()
-// ends the step: it updates the scaler and throws when an amp Train step
-// never called Backward (its gradients would bypass the AMP path).
+// autocast on `config.device`; for amp_fp16 Train with a non-null `scaler`
+// it makes it the step's GradScaler (Backward scales, optimizers unscale and
+// check). Finish() ends the step: it updates the scaler and throws when an
+// amp Train step never called Backward (its gradients would bypass the AMP
+// path) or scaled a loss whose gradients nothing unscaled (an update by hand
+// would have used scaled gradients).
 class StepPrecision {
  public:
   StepPrecision(const ModelConfig& config, GradScaler* scaler);
@@ -129,6 +152,11 @@ void StepHasNoBackward();
 
 // The GradScaler of the running step, or nullptr.
 GradScaler* ActiveGradScaler();
+
+// scaler.unscale_ for gradients a model reads before its optimizer steps
+// (clipping, a hand-written update): with an active GradScaler, unscales
+// them in place once per step (GradScaler::Unscale); otherwise does nothing.
+void UnscaleGradients(const std::vector<torch::Tensor>& grads);
 
 }  // namespace torchbench
 

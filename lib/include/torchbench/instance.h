@@ -22,13 +22,43 @@
 
 namespace torchbench {
 
+// The process-wide backend flags a step runs under, as TorchBench sets them
+// on CUDA: TF32 as the precision says (PyTorch's defaults, cuDNN TF32 on and
+// matmul TF32 off, for every precision but tf32, which turns both on) and
+// cuDNN autotuning and determinism as the model's spec says for the mode
+// (ModelSpec::Cudnn). The CPU ignores them.
+struct BackendFlags {
+  bool allow_tf32_matmul = false;
+  bool allow_tf32_cudnn = true;
+  bool cudnn_benchmark = false;
+  bool cudnn_deterministic = false;
+
+  bool operator==(const BackendFlags&) const = default;
+};
+
+// The flags `config` (precision resolved) of `spec` runs under.
+BackendFlags BackendFlagsFor(const ModelSpec& spec, const ModelConfig& config);
+
+// Sets them in LibTorch's global context (at::globalContext()).
+void ApplyBackendFlags(const BackendFlags& flags);
+
+// Reads them back from LibTorch's global context.
+BackendFlags CurrentBackendFlags();
+
 // One built model with its configuration. For fp16/bf16 the module's
 // floating parameters and buffers are converted after the model is built
-// (TorchBench's model.half()); config.precision must be resolved (not
-// kDefault).
+// (TorchBench's model.half()), and every LSTM/GRU/RNN re-flattens its
+// weights for cuDNN, as Python's module.half() does; config.precision must be
+// resolved (not kDefault). The model is built under its BackendFlags.
 class Instance {
  public:
   Instance(const RegisteredModel& entry, const ModelConfig& config);
+
+  // Sets this instance's BackendFlags, which are process-wide: the
+  // constructor does, and a caller that runs several instances in turn
+  // calls it before each one's steps (InstanceCache::Acquire does).
+  void Activate() const;
+  const BackendFlags& backend_flags() const { return backend_flags_; }
 
   // Runs one step of the configured mode, under NoGradGuard for Eval and
   // under the precision's autocast and GradScaler (amp.h).
@@ -51,6 +81,7 @@ class Instance {
   std::unique_ptr<Model> model_;
   ElementCounts counts_;
   double build_seconds_ = 0;
+  BackendFlags backend_flags_;
   GradScaler scaler_;
   unsigned stepped_paths_ = 0;
 };
@@ -58,8 +89,12 @@ class Instance {
 // Converts every floating parameter and buffer of `module` to `dtype` in
 // place (tensor identity kept, so optimizers built on them stay valid);
 // integer buffers (BatchNorm's num_batches_tracked) are left alone, as
-// Python's Module.half() leaves them.
-void ConvertFloatingTensors(torch::nn::Module& module, torch::ScalarType dtype);
+// Python's Module.half() leaves them. Then every torch::nn LSTM, GRU and RNN
+// in it calls flatten_parameters(), as Module._apply does in Python: on
+// CUDA the conversion leaves the weights outside cuDNN's one flat buffer,
+// and cuDNN would copy them into one on every call. Returns how many
+// recurrent modules were re-flattened.
+int ConvertFloatingTensors(torch::nn::Module& module, torch::ScalarType dtype);
 
 // Describes stepped optimizer paths: "foreach", "single", "foreach+single"
 // or "none".

@@ -43,11 +43,15 @@ enum class Mode { kTrain, kEval };
 // Returns "Train" or "Eval", the spelling used in benchmark names.
 const char* ModeName(Mode mode);
 
-// --torchbench_precision. fp16/bf16 convert the module's floating
-// parameters and buffers and the floating inputs (TorchBench's
-// model.half()); amp_* run the step under LibTorch's autocast with fp32
-// parameters (fp16 Train also scales the loss: amp.h); kDefault is each
-// model's TorchBench default on the device (ModelSpec::DefaultPrecision).
+// --torchbench_precision. fp32 is PyTorch's default math (on CUDA: cuDNN
+// may use TF32, cuBLAS matmul may not), as TorchBench's fp32 leaves
+// torch.backends alone; tf32 allows TF32 in both (TorchBench's --precision
+// tf32). fp16/bf16 convert the module's floating parameters and buffers and
+// the floating inputs (TorchBench's model.half()); amp_* run the step under
+// LibTorch's autocast with fp32 parameters (amp.h; a GradScaler only where
+// the spec says: ModelSpec::amp_grad_scaler); kDefault is each model's
+// TorchBench default on the device (ModelSpec::ResolvePrecision). Every
+// precision but tf32 keeps PyTorch's TF32 defaults.
 enum class Precision {
   kFp32,
   kTf32,
@@ -184,6 +188,17 @@ struct ModelChecks {
   std::string skip_cpu_fp16_test_reason;
 };
 
+// torch.backends.cudnn flags a reference's step runs under on CUDA, as its
+// module sets them on import or its family's factory does (TorchBench
+// records them per mode in metadata.yaml: train_benchmark / eval_benchmark,
+// train_deterministic / eval_deterministic). Both off is PyTorch's default.
+// They change which convolution and RNN algorithms cuDNN picks, so they
+// change the time; the CPU ignores them.
+struct CudnnFlags {
+  bool benchmark = false;
+  bool deterministic = false;
+};
+
 // A precision a model cannot run, and why; the harness skips those
 // instances with one line naming the reason.
 struct PrecisionLimit {
@@ -243,6 +258,16 @@ struct ModelSpec {
   // Precisions this model cannot run, each with why.
   std::vector<PrecisionLimit> unsupported_precisions;
 
+  // The cuDNN flags of each mode (CudnnFlags); families set theirs.
+  CudnnFlags train_cudnn;
+  CudnnFlags eval_cudnn;
+
+  // Whether amp_fp16 Train scales the loss with a GradScaler. TorchBench's
+  // amp Train is autocast around the forward stage with no scaler, except
+  // where a model's own enable_amp() adds one (pytorch_unet's
+  // torch.cuda.amp.GradScaler, timm_efficientdet's NativeScaler).
+  bool amp_grad_scaler = false;
+
   // What the tests check and how.
   ModelChecks checks;
 
@@ -252,6 +277,8 @@ struct ModelSpec {
   int64_t DefaultBatchSize(Mode mode) const;
   // Returns the smallest batch size `mode` can run (1 unless set).
   int64_t MinBatchSize(Mode mode) const;
+  // Returns train_cudnn or eval_cudnn.
+  const CudnnFlags& Cudnn(Mode mode) const;
   // Resolves kDefault for `mode` on `device`; other precisions unchanged.
   Precision ResolvePrecision(Precision requested, Mode mode,
                              const c10::Device& device) const;

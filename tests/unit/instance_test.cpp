@@ -1,0 +1,151 @@
+#include "torchbench/instance.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "torchbench/amp.h"
+#include "torchbench/optim.h"
+#include "torchbench/registry.h"
+
+namespace torchbench {
+namespace {
+
+// Records, per step, whether the harness gave it a GradScaler.
+class ScalerProbe final : public Model {
+ public:
+  explicit ScalerProbe(const ModelConfig& config)
+      : w_(root_.register_parameter("w", torch::ones({2}))),
+        sgd_({w_}, {.lr = 0.1}, config.optimizer) {}
+  torch::Tensor Step() override {
+    had_scaler_ = ActiveGradScaler() != nullptr;
+    sgd_.ZeroGrad();
+    torch::Tensor loss = (w_ * 3.0).sum();
+    Backward(loss);
+    sgd_.Step();
+    return loss.detach();
+  }
+  torch::nn::Module& module() override { return root_; }
+  bool had_scaler() const { return had_scaler_; }
+
+ private:
+  torch::nn::Module root_;
+  torch::Tensor w_;
+  optim::Sgd sgd_;
+  bool had_scaler_ = false;
+};
+
+ModelSpec ProbeSpec(const std::string& name) {
+  return {.name = name,
+          .domain = "test",
+          .train_batch_size = 1,
+          .eval_batch_size = 1,
+          .train_cudnn = {.benchmark = true},
+          .eval_cudnn = {.deterministic = true}};
+}
+
+ModelConfig ProbeConfig(Mode mode, Precision precision) {
+  ModelConfig config;
+  config.mode = mode;
+  config.precision = precision;
+  return config;
+}
+
+// fp32 is PyTorch's default math (cuDNN TF32 on, matmul TF32 off), as
+// TorchBench's fp32 leaves torch.backends alone; only tf32 turns matmul TF32
+// on. cuDNN autotuning and determinism are the model's, per mode.
+TEST(BackendFlagsTest, FollowThePrecisionAndTheModelsMode) {
+  const ModelSpec spec = ProbeSpec("m");
+  const BackendFlags train =
+      BackendFlagsFor(spec, ProbeConfig(Mode::kTrain, Precision::kFp32));
+  EXPECT_FALSE(train.allow_tf32_matmul);
+  EXPECT_TRUE(train.allow_tf32_cudnn);
+  EXPECT_TRUE(train.cudnn_benchmark);
+  EXPECT_FALSE(train.cudnn_deterministic);
+  const BackendFlags eval =
+      BackendFlagsFor(spec, ProbeConfig(Mode::kEval, Precision::kFp16));
+  EXPECT_FALSE(eval.allow_tf32_matmul);
+  EXPECT_TRUE(eval.allow_tf32_cudnn);
+  EXPECT_FALSE(eval.cudnn_benchmark);
+  EXPECT_TRUE(eval.cudnn_deterministic);
+  const BackendFlags tf32 =
+      BackendFlagsFor(spec, ProbeConfig(Mode::kEval, Precision::kTf32));
+  EXPECT_TRUE(tf32.allow_tf32_matmul);
+  EXPECT_TRUE(tf32.allow_tf32_cudnn);
+  for (Precision p :
+       {Precision::kBf16, Precision::kAmpFp16, Precision::kAmpBf16}) {
+    EXPECT_FALSE(
+        BackendFlagsFor(spec, ProbeConfig(Mode::kTrain, p)).allow_tf32_matmul);
+  }
+}
+
+// The flags are process-wide: each instance sets its own when built and
+// when the cache hands it out again after another ran.
+TEST(BackendFlagsTest, EachInstanceRunsUnderItsOwn) {
+  Registry registry;
+  ASSERT_TRUE(
+      registry.Add(ProbeSpec("m"), MakeModel<ScalerProbe>(), "f", 1).ok());
+  const RegisteredModel& entry = *registry.Find("m");
+  const ModelConfig train = ProbeConfig(Mode::kTrain, Precision::kTf32);
+  const ModelConfig eval = ProbeConfig(Mode::kEval, Precision::kFp32);
+  Instance a(entry, train);
+  EXPECT_EQ(CurrentBackendFlags(), BackendFlagsFor(entry.spec, train));
+  Instance b(entry, eval);
+  EXPECT_EQ(CurrentBackendFlags(), BackendFlagsFor(entry.spec, eval));
+  a.Activate();
+  EXPECT_EQ(CurrentBackendFlags(), a.backend_flags());
+
+  InstanceCache cache;
+  cache.Acquire(entry, train, /*warmup_steps=*/0);
+  ApplyBackendFlags(BackendFlagsFor(entry.spec, eval));
+  cache.Acquire(entry, train, /*warmup_steps=*/0);  // the live one again
+  EXPECT_EQ(CurrentBackendFlags(), BackendFlagsFor(entry.spec, train));
+  ApplyBackendFlags({});
+}
+
+TEST(InstanceTest, Fp16AmpTrainScalesOnlyWhereTheSpecSays) {
+  Registry registry;
+  ModelSpec scaled = ProbeSpec("scaled");
+  scaled.amp_grad_scaler = true;
+  ASSERT_TRUE(
+      registry.Add(ProbeSpec("plain"), MakeModel<ScalerProbe>(), "f", 1).ok());
+  ASSERT_TRUE(registry.Add(scaled, MakeModel<ScalerProbe>(), "f", 2).ok());
+  const ModelConfig amp = ProbeConfig(Mode::kTrain, Precision::kAmpFp16);
+  Instance plain(*registry.Find("plain"), amp);
+  plain.Step();
+  EXPECT_FALSE(dynamic_cast<ScalerProbe&>(plain.model()).had_scaler());
+  Instance with(*registry.Find("scaled"), amp);
+  with.Step();
+  EXPECT_TRUE(dynamic_cast<ScalerProbe&>(with.model()).had_scaler());
+  // amp_bf16 never scales.
+  Instance bf16(*registry.Find("scaled"),
+                ProbeConfig(Mode::kTrain, Precision::kAmpBf16));
+  bf16.Step();
+  EXPECT_FALSE(dynamic_cast<ScalerProbe&>(bf16.model()).had_scaler());
+}
+
+// Python's module.half() re-flattens every RNN's weights for cuDNN; the
+// harness's conversion must too (on the CPU flattening does nothing, so the
+// count is what can be checked here).
+TEST(InstanceTest, ConversionReflattensEveryRecurrentModule) {
+  struct Net : torch::nn::Module {
+    Net() {
+      lstm = register_module("lstm", torch::nn::LSTM(4, 4));
+      gru = register_module("gru", torch::nn::GRU(4, 4));
+      inner = register_module(
+          "inner",
+          torch::nn::Sequential(torch::nn::Linear(4, 4), torch::nn::RNN(4, 4)));
+    }
+    torch::nn::LSTM lstm{nullptr};
+    torch::nn::GRU gru{nullptr};
+    torch::nn::Sequential inner{nullptr};
+  };
+  Net net;
+  EXPECT_EQ(ConvertFloatingTensors(net, torch::kBFloat16), 3);
+  EXPECT_EQ(net.lstm->all_weights().front().scalar_type(), torch::kBFloat16);
+  const torch::Tensor out =
+      std::get<0>(net.lstm->forward(torch::ones({2, 1, 4}, torch::kBFloat16)));
+  EXPECT_EQ(out.scalar_type(), torch::kBFloat16);
+}
+
+}  // namespace
+}  // namespace torchbench
