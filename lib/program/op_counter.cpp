@@ -1,6 +1,7 @@
 #include "program/op_counter.h"
 
 #include <ATen/record_function.h>
+#include <c10/util/ParallelGuard.h>
 
 #include <cstring>
 #include <memory>
@@ -8,7 +9,22 @@
 namespace torchbench {
 namespace {
 
-thread_local OpCounter* active_counter = nullptr;
+std::atomic<OpCounter*> active_counter{nullptr};
+std::atomic<uint64_t> generations{0};
+
+// A thread's nesting under the active counter: ATen operators and
+// "Optimizer.step#" scopes open on this thread.
+struct ThreadNesting {
+  uint64_t generation = 0;
+  int depth = 0;
+  int optimizer_scopes = 0;
+};
+thread_local ThreadNesting nesting;
+
+ThreadNesting& NestingFor(uint64_t generation) {
+  if (nesting.generation != generation) nesting = {generation, 0, 0};
+  return nesting;
+}
 
 constexpr char kOptimizerStep[] = "Optimizer.step#";
 
@@ -32,45 +48,52 @@ bool IsOptimizerStep(const at::RecordFunction& fn) {
 struct OpCounterCallbacks {
   static std::unique_ptr<at::ObserverContext> Start(
       const at::RecordFunction& fn) {
-    OpCounter* c = active_counter;
+    OpCounter* c = active_counter.load(std::memory_order_acquire);
     if (c == nullptr) return nullptr;
+    ThreadNesting& n = NestingFor(c->generation_);
     if (IsOptimizerStep(fn)) {
-      ++c->optimizer_scopes_;
+      ++n.optimizer_scopes;
     } else if (fn.scope() == at::RecordScope::FUNCTION &&
                !IsEngineWrapper(fn)) {
       ++c->all_;
-      if (c->depth_ == 0) {
+      // An intra-op worker runs inside an operator of another thread.
+      if (n.depth == 0 && !c10::ParallelGuard::is_enabled()) {
         ++c->top_level_;
-        if (c->optimizer_scopes_ > 0) ++c->optimizer_;
+        if (n.optimizer_scopes > 0) ++c->optimizer_;
       }
-      ++c->depth_;
+      ++n.depth;
     }
     return nullptr;
   }
 
   static void End(const at::RecordFunction& fn, at::ObserverContext*) {
-    OpCounter* c = active_counter;
+    OpCounter* c = active_counter.load(std::memory_order_acquire);
     if (c == nullptr) return;
+    ThreadNesting& n = NestingFor(c->generation_);
     if (IsOptimizerStep(fn)) {
-      --c->optimizer_scopes_;
+      if (n.optimizer_scopes > 0) --n.optimizer_scopes;
     } else if (fn.scope() == at::RecordScope::FUNCTION &&
-               !IsEngineWrapper(fn) && c->depth_ > 0) {
-      --c->depth_;
+               !IsEngineWrapper(fn) && n.depth > 0) {
+      --n.depth;
     }
   }
 };
 
-OpCounter::OpCounter() : previous_(active_counter) {
-  active_counter = this;
-  handle_ = at::addThreadLocalCallback(
-      at::RecordFunctionCallback(&OpCounterCallbacks::Start,
-                                 &OpCounterCallbacks::End)
-          .scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE}));
+OpCounter::OpCounter() : generation_(++generations) {
+  previous_ = active_counter.exchange(this, std::memory_order_acq_rel);
+  // One callback for the outermost counter: it counts into whichever is
+  // active, and a nested counter's own would count every op twice.
+  if (previous_ == nullptr) {
+    handle_ = at::addGlobalCallback(
+        at::RecordFunctionCallback(&OpCounterCallbacks::Start,
+                                   &OpCounterCallbacks::End)
+            .scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE}));
+  }
 }
 
 OpCounter::~OpCounter() {
-  at::removeCallback(handle_);
-  active_counter = previous_;
+  if (handle_ != 0) at::removeCallback(handle_);
+  active_counter.store(previous_, std::memory_order_release);
 }
 
 }  // namespace torchbench

@@ -1,17 +1,19 @@
 // File: program/op_counter.h
 //
-// Counts the ATen operators the calling thread dispatches while a counter
-// is alive, through LibTorch's RecordFunction callbacks (what the profiler
-// observes, without recording a trace). "Top-level" operators are the ones
-// the caller issued; the ones they call internally (a CPU _foreach_ op's
-// per-tensor loop, a composite op's parts) count only in all_ops(). The
+// Counts the ATen operators the process dispatches while a counter is alive,
+// through LibTorch's RecordFunction callbacks (what the profiler observes,
+// without recording a trace). Every thread counts: on a GPU the autograd
+// engine runs backward on its device threads, so a counter that saw only
+// the caller's thread would miss every backward op of a Train step.
+// "Top-level" operators are the ones a thread issued itself; the ones they
+// call internally (a CPU _foreach_ op's per-tensor loop, a composite op's
+// parts) and the ones an intra-op parallel region dispatches count only in
+// all_ops(), so the figure does not depend on the thread count. The
 // autograd engine's per-node wrapper ("autograd::engine::evaluate_function:
 // ...") is not an operator: the operators a backward node dispatches are
-// top-level. Backward operators are counted on the CPU; on a GPU the engine
-// runs them on its device threads, which this thread-local counter does not
-// see (the profiling pass, profile.h, sees every thread).
-// Operators issued inside an "Optimizer.step#..." user scope (optim.h)
-// count as optimizer operators too.
+// top-level. Operators issued inside an "Optimizer.step#..." user scope
+// (optim.h) count as optimizer operators too. One counter is active at a
+// time; a nested one takes over until it is destroyed.
 //
 //   OpCounter ops;
 //   instance.Step();
@@ -20,6 +22,7 @@
 #ifndef TORCHBENCH_PROGRAM_OP_COUNTER_H_
 #define TORCHBENCH_PROGRAM_OP_COUNTER_H_
 
+#include <atomic>
 #include <cstdint>
 
 namespace torchbench {
@@ -31,19 +34,18 @@ class OpCounter {
   OpCounter(const OpCounter&) = delete;
   OpCounter& operator=(const OpCounter&) = delete;
 
-  int64_t top_level_ops() const { return top_level_; }
-  int64_t optimizer_ops() const { return optimizer_; }
-  int64_t all_ops() const { return all_; }
+  int64_t top_level_ops() const { return top_level_.load(); }
+  int64_t optimizer_ops() const { return optimizer_.load(); }
+  int64_t all_ops() const { return all_.load(); }
 
  private:
   friend struct OpCounterCallbacks;
   uint64_t handle_ = 0;
+  uint64_t generation_ = 0;  // Tells each thread's nesting state apart.
   OpCounter* previous_ = nullptr;
-  int depth_ = 0;             // ATen operators open on this thread.
-  int optimizer_scopes_ = 0;  // "Optimizer.step#" scopes open.
-  int64_t top_level_ = 0;
-  int64_t optimizer_ = 0;
-  int64_t all_ = 0;
+  std::atomic<int64_t> top_level_{0};
+  std::atomic<int64_t> optimizer_{0};
+  std::atomic<int64_t> all_{0};
 };
 
 }  // namespace torchbench

@@ -481,6 +481,9 @@ TORCHBENCH_REGISTER_MODEL(
          .eval_batch_size = 1,   // DEFAULT_EVAL_BSIZE
          .reference_parameters = 102269186,
          .reference_buffers = kWordVocab,
+         // TorchBench's metadata.yaml (tests/golden/cudnn_flags.txt).
+         .train_cudnn = {.deterministic = true},
+         .eval_cudnn = {.deterministic = true},
          .checks = {.golden_file = "fastNLP_Bert.golden",
                     // Five 474-word batches per Train step.
                     .test_batch_size = 1,

@@ -1,9 +1,11 @@
 #include "program/op_counter.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <thread>
 #include <vector>
 
 namespace torchbench {
@@ -52,6 +54,44 @@ TEST(OpCounterTest, StopsCountingWhenDestroyed) {
   }
   torch::ones({2}).add_(1);  // Must not crash or count anywhere.
   EXPECT_EQ(counted, 2);
+}
+
+// On a GPU the autograd engine runs backward on its device threads: a
+// counter must see what other threads dispatch.
+TEST(OpCounterTest, CountsOpsOfOtherThreads) {
+  OpCounter ops;
+  std::thread worker([] {
+    torch::Tensor t = torch::ones({4});
+    t.add_(1);
+  });
+  worker.join();
+  EXPECT_EQ(ops.top_level_ops(), 2);
+}
+
+// Operators an intra-op parallel region dispatches are inside another
+// thread's operator: the top-level count must not depend on the threads.
+TEST(OpCounterTest, OpsInsideParallelRegionsAreNotTopLevel) {
+  const torch::Tensor t = torch::ones({64});
+  OpCounter ops;
+  at::parallel_for(0, 64, 1, [&](int64_t begin, int64_t end) {
+    t.slice(0, begin, end).sum();
+  });
+  EXPECT_EQ(ops.top_level_ops(), 0);
+  EXPECT_GT(ops.all_ops(), 0);
+}
+
+TEST(OpCounterTest, NestedCounterCountsOnceAndHandsBack) {
+  OpCounter outer;
+  torch::ones({2}).add_(1);
+  int64_t inner_count = 0;
+  {
+    OpCounter inner;
+    torch::ones({2}).add_(1);
+    inner_count = inner.top_level_ops();
+  }
+  torch::ones({2}).add_(1);
+  EXPECT_EQ(inner_count, 2);
+  EXPECT_EQ(outer.top_level_ops(), 4);
 }
 
 }  // namespace
