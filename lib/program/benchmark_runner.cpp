@@ -60,30 +60,72 @@ void Fail(benchmark::State& state, const std::string& message) {
   state.SkipWithError(message.c_str());
 }
 
-// What ran, for the result's label: the resolved precision and, for Train,
-// the optimizer path(s) the step took.
+const char* Bool(bool b) { return b ? "true" : "false"; }
+
+// What ran, for the result's label: the resolved precision; for Train, the
+// optimizer path(s) the step took and, under amp_fp16, whether a GradScaler
+// ran; on CUDA, the model's cuDNN flags.
 std::string Label(const Instance& instance) {
+  const ModelConfig& config = instance.config();
   std::string label =
-      absl::StrCat("precision:", PrecisionName(instance.config().precision));
-  if (instance.config().mode == Mode::kTrain) {
+      absl::StrCat("precision:", PrecisionName(config.precision));
+  if (config.mode == Mode::kTrain) {
     absl::StrAppend(&label, " optimizer:",
                     OptimizerPathsText(instance.stepped_optimizer_paths()));
+    if (config.precision == Precision::kAmpFp16) {
+      absl::StrAppend(&label,
+                      " grad_scaler:", Bool(instance.spec().amp_grad_scaler));
+    }
+  }
+  if (config.device.is_cuda()) {
+    const BackendFlags& flags = instance.backend_flags();
+    absl::StrAppend(&label, " cudnn_benchmark:", Bool(flags.cudnn_benchmark),
+                    " cudnn_deterministic:", Bool(flags.cudnn_deterministic));
   }
   return label;
 }
 
-// The profile of each instance, taken once: Google Benchmark calls an
-// instance's function several times (iteration probes, repetitions), and
-// every call reports the same per-step counters.
+// An instance registered with a profiling pass.
+struct ProfilePlan {
+  const RegisteredModel* entry = nullptr;
+  ModelConfig config;
+  int warmup_steps = 0;
+  ProfileOptions options;
+};
+
+std::map<std::string, ProfilePlan>& ProfilePlans() {
+  static auto* plans = new std::map<std::string, ProfilePlan>();
+  return *plans;
+}
+
+// The counters of each instance's pass, taken once: its runs reach the
+// display and the file reporter, repetitions and aggregates apart.
 std::map<std::string, std::map<std::string, double>>& Profiles() {
   static auto* profiles =
       new std::map<std::string, std::map<std::string, double>>();
   return *profiles;
 }
 
+// The per-step counters of `name`'s profiling pass, run on first use;
+// nullptr when `name` was not registered with one. Throws what the pass
+// throws.
+const std::map<std::string, double>* ProfileAfterRepetitions(
+    const std::string& name) {
+  auto done = Profiles().find(name);
+  if (done != Profiles().end()) return &done->second;
+  const auto plan = ProfilePlans().find(name);
+  if (plan == ProfilePlans().end()) return nullptr;
+  const ProfilePlan& p = plan->second;
+  Instance& instance =
+      LiveInstance().Acquire(*p.entry, p.config, p.warmup_steps);
+  return &Profiles()
+              .emplace(name,
+                       ProfileInstance(instance, name, p.options).counters)
+              .first->second;
+}
+
 void RunInstance(benchmark::State& state, const RegisteredModel* entry,
-                 ModelConfig config, int warmup_steps, bool count_ops,
-                 const ProfileOptions* profile) {
+                 ModelConfig config, int warmup_steps, bool count_ops) {
   if (Interrupted()) {
     // Not an error of the model: dropped from the results and the journal.
     LiveInstance().Release();
@@ -149,26 +191,6 @@ void RunInstance(benchmark::State& state, const RegisteredModel* entry,
   const int64_t peak = PeakMemoryBytes(config.device);
   const int64_t rss = PeakHostRssBytes();
 
-  // After the timed loop, never inside it.
-  const std::map<std::string, double>* profile_counters = nullptr;
-  if (profile != nullptr) {
-    const std::string name =
-        InstanceName(entry->spec.name, config.mode, config.batch_size);
-    auto it = Profiles().find(name);
-    if (it == Profiles().end()) {
-      try {
-        it = Profiles()
-                 .emplace(name,
-                          ProfileInstance(*instance, name, *profile).counters)
-                 .first;
-      } catch (const std::exception& e) {
-        Fail(state, absl::StrCat("profiling failed: ", Describe(e)));
-        return;
-      }
-    }
-    profile_counters = &it->second;
-  }
-
   const auto iterations = static_cast<double>(state.iterations());
   if (iterations == 0) return;
   const double samples = iterations * static_cast<double>(config.batch_size);
@@ -197,11 +219,6 @@ void RunInstance(benchmark::State& state, const RegisteredModel* entry,
         benchmark::Counter(static_cast<double>(aten_ops));
     state.counters["optimizer_ops"] =
         benchmark::Counter(static_cast<double>(optimizer_ops));
-  }
-  if (profile_counters != nullptr) {
-    for (const auto& [key, value] : *profile_counters) {
-      state.counters[key] = benchmark::Counter(value);
-    }
   }
   state.SetLabel(Label(*instance));
 }
@@ -288,20 +305,19 @@ void RegisterInstances(const std::vector<PlannedInstance>& planned,
                        const RunOptions& options) {
   const int warmup = options.warmup_steps;
   const bool count_ops = options.count_ops;
-  std::shared_ptr<const ProfileOptions> profile;
-  if (options.profile_steps > 0) {
-    auto p = std::make_shared<ProfileOptions>();
-    p->steps = options.profile_steps;
-    p->trace_dir = options.trace_dir;
-    profile = std::move(p);
-  }
   for (const PlannedInstance& p : planned) {
     const RegisteredModel* entry = p.entry;
     const ModelConfig config = p.config;
+    if (options.profile_steps > 0) {
+      ProfilePlan& plan = ProfilePlans()[p.name];
+      plan = {.entry = entry, .config = config, .warmup_steps = warmup};
+      plan.options.steps = options.profile_steps;
+      plan.options.trace_dir = options.trace_dir;
+    }
     benchmark::RegisterBenchmark(
         p.name.c_str(),
-        [entry, config, warmup, count_ops, profile](benchmark::State& state) {
-          RunInstance(state, entry, config, warmup, count_ops, profile.get());
+        [entry, config, warmup, count_ops](benchmark::State& state) {
+          RunInstance(state, entry, config, warmup, count_ops);
         })
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
@@ -317,6 +333,62 @@ std::vector<std::string> RegisterModelBenchmarks(
   std::vector<std::string> names;
   for (const auto& p : planned) names.push_back(p.name);
   return names;
+}
+
+ProfilingReporter::ProfilingReporter(
+    std::unique_ptr<benchmark::BenchmarkReporter> inner)
+    : inner_(std::move(inner)) {}
+
+void ProfilingReporter::ShareStreams() {
+  inner_->SetOutputStream(&GetOutputStream());
+  inner_->SetErrorStream(&GetErrorStream());
+}
+
+bool ProfilingReporter::ReportContext(const Context& context) {
+  ShareStreams();
+  return inner_->ReportContext(context);
+}
+
+void ProfilingReporter::ReportRuns(const std::vector<Run>& runs) {
+  ShareStreams();
+  // The runs of one instance reach this reporter up to four times
+  // (repetitions and aggregates, display and file): a failed pass is
+  // reported, and counted, once per instance.
+  static auto* failures = new std::map<std::string, std::string>();
+  std::vector<Run> out = runs;
+  for (Run& run : out) {
+    if (run.error_occurred) continue;
+    const std::string name = run.run_name.function_name;
+    const std::map<std::string, double>* counters = nullptr;
+    if (!failures->count(name)) {
+      try {
+        counters = ProfileAfterRepetitions(name);
+      } catch (const std::exception& e) {
+        failures->emplace(name,
+                          absl::StrCat("profiling failed: ", Describe(e)));
+        ++errored_instances;
+        LiveInstance().Release();
+      }
+    }
+    if (const auto failed = failures->find(name); failed != failures->end()) {
+      run.error_occurred = true;
+      run.error_message = failed->second;
+      continue;
+    }
+    if (counters == nullptr) continue;
+    const bool spread =
+        run.run_type == Run::RT_Aggregate &&
+        (run.aggregate_name == "stddev" || run.aggregate_name == "cv");
+    for (const auto& [key, value] : *counters) {
+      run.counters[key] = benchmark::Counter(spread ? 0 : value);
+    }
+  }
+  inner_->ReportRuns(out);
+}
+
+void ProfilingReporter::Finalize() {
+  ShareStreams();
+  inner_->Finalize();
 }
 
 int ErroredInstances() { return errored_instances.load(); }

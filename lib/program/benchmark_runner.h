@@ -9,9 +9,11 @@
 #ifndef TORCHBENCH_PROGRAM_BENCHMARK_RUNNER_H_
 #define TORCHBENCH_PROGRAM_BENCHMARK_RUNNER_H_
 
+#include <benchmark/benchmark.h>
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,8 +29,9 @@ struct RunOptions {
   OptimizerPath optimizer = OptimizerPath::kDefault;
   // One extra untimed step per instance under an OpCounter.
   bool count_ops = false;
-  // > 0: after each instance's timed loop, this many steps under the Kineto
-  // profiler (profile.h) add per-step counters.
+  // > 0: after each instance's measured repetitions, this many steps under
+  // the Kineto profiler (profile.h) add per-step counters; ProfilingReporter
+  // runs them.
   int profile_steps = 0;
   // With profile_steps: where each instance's trace and tables go ("": none).
   std::string trace_dir;
@@ -81,6 +84,29 @@ void RegisterInstances(const std::vector<PlannedInstance>& planned,
 std::vector<std::string> RegisterModelBenchmarks(
     const Registry& registry, const RunOptions& options,
     std::vector<RegistrationNote>* notes);
+
+// Profiles an instance once its measured repetitions are over. Google
+// Benchmark reports an instance's runs right after its last repetition (its
+// repetitions first, then its aggregates); placed in front of the other
+// reporters, this one then runs the profiling pass of each instance
+// registered with profile_steps (on the live instance, rebuilt if another
+// ran in between) and adds its per-step counters to every run and aggregate
+// it forwards (stddev and cv as 0). Profiling in the first iteration probe,
+// as before, put a CUPTI session in front of every measured repetition.
+// Other runs pass through unchanged; a failed pass marks the instance's runs
+// errored with "profiling failed: ...".
+class ProfilingReporter : public benchmark::BenchmarkReporter {
+ public:
+  explicit ProfilingReporter(
+      std::unique_ptr<benchmark::BenchmarkReporter> inner);
+  bool ReportContext(const Context& context) override;
+  void ReportRuns(const std::vector<Run>& runs) override;
+  void Finalize() override;
+
+ private:
+  void ShareStreams();
+  std::unique_ptr<benchmark::BenchmarkReporter> inner_;
+};
 
 // Returns how many benchmark instances errored since the process started.
 int ErroredInstances();

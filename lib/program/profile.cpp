@@ -126,8 +126,10 @@ std::map<std::string, double> CountersFromSummary(const TraceSummary& s,
   c["profile_steps"] = steps;
   c["aten_ops_per_step"] = static_cast<double>(s.aten_ops) / steps;
   c["would_sync_per_step"] = static_cast<double>(s.would_sync) / steps;
-  // Without a GPU there is no window to be idle in: absent, not zero.
-  if (!device_is_gpu) return c;
+  // Without a GPU there is no window to be idle in, and without device
+  // events (CUPTI unavailable) nothing was seen: absent, not zero, so a run
+  // never reads as a 0 % busy GPU.
+  if (!device_is_gpu || !s.has_device) return c;
   const double window = static_cast<double>(s.window_ns);
   auto pct = [&](double ns) { return window > 0 ? 100.0 * ns / window : 0.0; };
   c["gpu_busy_pct"] = pct(static_cast<double>(s.busy_ns));
@@ -277,6 +279,10 @@ InstanceProfile ProfileInstance(Instance& instance, const std::string& name,
   ap::enableProfiler(config, activities);
   std::unique_ptr<ap::ProfilerResult> result;
   try {
+    // Outside any ProfilerStep scope, so not analyzed: the first step of a
+    // session carries the profiler's start-up (CUPTI's, on a GPU).
+    instance.Step();
+    SynchronizeDevice(device);
     for (int n = 0; n <= options.steps; ++n) {
       {
         RECORD_USER_SCOPE(absl::StrCat("ProfilerStep#", n).c_str());
@@ -293,6 +299,12 @@ InstanceProfile ProfileInstance(Instance& instance, const std::string& name,
   InstanceProfile profile;
   profile.summary = AnalyzeTrace(Convert(result->events()), options.steps);
   profile.counters = CountersFromSummary(profile.summary, gpu);
+  if (gpu && !profile.summary.has_device) {
+    std::fprintf(stderr,
+                 "torchbench: %s: the profiler saw no device events (CUPTI "
+                 "unavailable?); GPU counters left out\n",
+                 name.c_str());
+  }
   if (!options.trace_dir.empty()) {
     const std::filesystem::path dir(options.trace_dir);
     std::error_code ec;

@@ -1,8 +1,9 @@
 // File: program/profile.h
 //
-// The profiling pass (--torchbench_profile): after an instance's timed loop,
-// never inside it, K more steps run under LibTorch's Kineto profiler, each in
-// a "ProfilerStep#n" user scope (the name Holistic Trace Analysis and
+// The profiling pass (--torchbench_profile): after an instance's measured
+// repetitions, never before or inside them (ProfilingReporter), one
+// discarded step and then K steps run under LibTorch's Kineto profiler, each
+// in a "ProfilerStep#n" user scope (the name Holistic Trace Analysis and
 // TorchBench's traces use), followed by the device synchronization outside
 // the scope. One extra scope is recorded after the K analyzed steps because
 // HTA drops the last step of a trace; the counters come from the first K.
@@ -42,7 +43,8 @@ struct InstanceProfile {
 };
 
 // Per-step counters from a summary: aten_ops_per_step and
-// would_sync_per_step always; with device events also gpu_busy_pct,
+// would_sync_per_step always; on a GPU with device events (absent, not 0,
+// without them) also gpu_busy_pct,
 // gpu_active_pct, gpu_memcpy_pct, gpu_idle_pct, gpu_idle_host_wait_pct,
 // gpu_idle_kernel_wait_pct, gpu_idle_other_pct (percent of the GPU window),
 // kernels_per_step, syncs_per_step, memcpy_per_step, kernel_median_us.
@@ -64,8 +66,8 @@ std::string ProfileJson(const std::string& name, const TraceSummary& s,
 // become '_' ("resnet18/Train/batch_size:1" -> "resnet18_Train_batch_size_1").
 std::string SafeFileName(const std::string& instance_name);
 
-// Runs options.steps + 1 profiled steps of `instance` and analyzes the first
-// options.steps. Throws what a step throws, and std::runtime_error when a
+// Runs one discarded and options.steps + 1 profiled steps of `instance` and
+// analyzes the first options.steps. Throws what a step throws, and std::runtime_error when a
 // trace file cannot be written.
 InstanceProfile ProfileInstance(Instance& instance, const std::string& name,
                                 const ProfileOptions& options);

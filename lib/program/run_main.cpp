@@ -477,7 +477,8 @@ int RunMain(int argc, char** argv, bool caller_benchmarks) {
   InstallInterruptHandler(/*announce=*/!child);
 
   // Reporter chain: ExactNameReporter (drops "/manual_time") ->
-  // ResultsReporter (resume, journal, aggregates-only) -> console/JSON. A
+  // ProfilingReporter (the profiling pass, after an instance's repetitions)
+  // -> ResultsReporter (resume, journal, aggregates-only) -> console/JSON. A
   // child reports only to its journal.
   ResultsReporter* display = nullptr;
   ResultsReporter* file = nullptr;
@@ -493,7 +494,7 @@ int RunMain(int argc, char** argv, bool caller_benchmarks) {
             .aggregates_only = report_aggregates_only ||
                                (!is_file && display_aggregates_only)});
     (is_file ? file : display) = results.get();
-    return results;
+    return std::make_unique<ProfilingReporter>(std::move(results));
   };
   auto owned = std::make_shared<std::set<std::string>>();
   std::vector<char*> bargv;

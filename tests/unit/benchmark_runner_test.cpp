@@ -2,10 +2,13 @@
 
 #include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -61,6 +64,26 @@ class NanLoss final : public Model {
   explicit NanLoss(const ModelConfig&) {}
   torch::Tensor Step() override {
     return torch::full({1}, std::numeric_limits<float>::quiet_NaN());
+  }
+  torch::nn::Module& module() override { return module_; }
+
+ private:
+  torch::nn::Module module_;
+};
+
+// Logs, for every step, whether the Kineto profiler was on.
+std::vector<bool>& ProfiledSteps() {
+  static std::vector<bool> steps;
+  return steps;
+}
+
+class LogsProfiledSteps final : public Model {
+ public:
+  explicit LogsProfiledSteps(const ModelConfig&) {}
+  torch::Tensor Step() override {
+    ProfiledSteps().push_back(
+        torch::autograd::profiler::isProfilerEnabledInMainThread());
+    return torch::ones({1}) * 2;
   }
   torch::nn::Module& module() override { return module_; }
 
@@ -267,15 +290,57 @@ TEST_F(BenchmarkRunnerTest, ProfileCountersJoinEachRepetition) {
   options.filter = "^prof/Eval/";
   const auto names = RegisterModelBenchmarks(registry, options, nullptr);
   ASSERT_EQ(names.size(), 1u);
-  CollectingReporter reporter;
+  auto collecting = std::make_unique<CollectingReporter>();
+  CollectingReporter& reporter = *collecting;
+  ProfilingReporter profiling(std::move(collecting));
   benchmark::RunSpecifiedBenchmarks(
-      &reporter, GoogleBenchmarkFilter(options.filter, names));
+      &profiling, GoogleBenchmarkFilter(options.filter, names));
   const auto& run = reporter.by_name.at("prof/Eval/batch_size:8");
   ASSERT_FALSE(run.error_occurred) << run.error_message;
   EXPECT_EQ(run.counters.at("aten_ops_per_step").value, 1);  // x * 2
   EXPECT_EQ(run.counters.at("would_sync_per_step").value, 0);
   EXPECT_EQ(run.counters.at("profile_steps").value, 2);
   EXPECT_EQ(run.counters.count("gpu_idle_pct"), 0u);  // CPU: absent
+}
+
+// The profiling pass follows the measured repetitions: a CUPTI session
+// before them would shift what they measure.
+TEST_F(BenchmarkRunnerTest, ProfilesAfterTheLastRepetition) {
+  Registry registry;
+  ASSERT_TRUE(
+      registry.Add(Spec("log"), MakeModel<LogsProfiledSteps>(), "f", 1).ok());
+  RunOptions options;
+  options.warmup_steps = 0;
+  options.profile_steps = 2;
+  options.filter = "^log/Eval/";
+  const auto names = RegisterModelBenchmarks(registry, options, nullptr);
+  ASSERT_EQ(names.size(), 1u);
+  static char arg0[] = "test";
+  static char three[] = "--benchmark_repetitions=3";
+  static char one[] = "--benchmark_repetitions=1";
+  char* with_repetitions[] = {arg0, three, nullptr};
+  int argc = 2;
+  benchmark::Initialize(&argc, with_repetitions);
+  ProfiledSteps().clear();
+  CollectingReporter* reporter = new CollectingReporter();
+  ProfilingReporter profiling{std::unique_ptr<CollectingReporter>(reporter)};
+  benchmark::RunSpecifiedBenchmarks(
+      &profiling, GoogleBenchmarkFilter(options.filter, names));
+  char* without[] = {arg0, one, nullptr};
+  argc = 2;
+  benchmark::Initialize(&argc, without);
+
+  const std::vector<bool>& steps = ProfiledSteps();
+  const auto first_profiled = std::find(steps.begin(), steps.end(), true);
+  ASSERT_NE(first_profiled, steps.end());
+  // Every unprofiled step (three measured repetitions) comes first, then
+  // the discarded step and the 2 + 1 profiled ones.
+  EXPECT_EQ(std::count(first_profiled, steps.end(), false), 0);
+  EXPECT_EQ(steps.end() - first_profiled, 1 + 2 + 1);
+  EXPECT_GE(first_profiled - steps.begin(), 3);
+  // The last run reported (an aggregate) carries the counters too.
+  const auto& last = reporter->by_name.at("log/Eval/batch_size:8");
+  EXPECT_EQ(last.counters.count("profile_steps"), 1u);
 }
 
 TEST_F(BenchmarkRunnerTest,
@@ -306,6 +371,7 @@ TEST_F(BenchmarkRunnerTest,
   CollectingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   const auto& eval = reporter.by_name.at("a_half_eval/Eval/batch_size:8");
+  ASSERT_FALSE(eval.error_occurred) << eval.error_message;
   EXPECT_EQ(eval.report_label, "precision:bf16");
   EXPECT_EQ(eval.counters.at("aten_ops").value, 1);  // x * 2
   EXPECT_EQ(eval.counters.at("optimizer_ops").value, 0);

@@ -97,6 +97,16 @@ TEST(ProfileTest, GpuCountersAndTablesFromASummary) {
   EXPECT_DOUBLE_EQ(c.at("kernel_median_us"), 2.5);
   // The same summary on a CPU run: no GPU counters at all.
   EXPECT_EQ(CountersFromSummary(s, false).count("gpu_busy_pct"), 0u);
+  // A GPU run whose profiler saw no device event (no CUPTI): the GPU
+  // counters are absent, never a 0 % busy GPU.
+  TraceSummary unseen = s;
+  unseen.has_device = false;
+  const auto blind = CountersFromSummary(unseen, /*device_is_gpu=*/true);
+  for (const char* key : {"gpu_busy_pct", "gpu_idle_pct", "kernels_per_step",
+                          "syncs_per_step", "kernel_median_us"}) {
+    EXPECT_EQ(blind.count(key), 0u) << key;
+  }
+  EXPECT_DOUBLE_EQ(blind.at("aten_ops_per_step"), 5);
 
   const std::string table = ProfileTable("m/Train/batch_size:1", s, 1);
   EXPECT_NE(table.find("top kernels"), std::string::npos);
