@@ -17,7 +17,8 @@
 // output bias, projection tied to embed_tokens) is part of the model and of
 // the parameter count, but extract_features(features_only=True) never runs
 // it, so its parameters get no gradient and SGD leaves them alone, as in the
-// reference.
+// reference. The encoder's padding test (has_pads, a device tensor) is read
+// back by each of its `if`s, once before the layers and once per layer.
 //
 // Names are fairseq's state_dict names under the hub interface
 // ("model.encoder.sentence_encoder.layers.0.self_attn.q_proj.weight", ...).
@@ -206,7 +207,10 @@ class SentenceEncoderImpl : public torch::nn::Module {
   // Returns the last layer's B x T x C features (extract_features).
   torch::Tensor forward(const torch::Tensor& tokens) {
     const torch::Tensor pad = tokens.eq(kPaddingIdx);
-    const bool has_pads = pad.any().item<bool>();
+    // has_pads = encoder_padding_mask.any() stays a device tensor: each
+    // `if has_pads` reads it back, once here and once per layer below.
+    const torch::Tensor has_pads_tensor = pad.any();
+    const bool has_pads = has_pads_tensor.item<bool>();
     // utils.make_positions: padding_idx + running count of non-pad tokens.
     const torch::Tensor not_pad = pad.logical_not().to(torch::kInt);
     const torch::Tensor positions =
@@ -220,6 +224,8 @@ class SentenceEncoderImpl : public torch::nn::Module {
       attend = pad.logical_not().view({tokens.size(0), 1, 1, tokens.size(1)});
     }
     for (const auto& layer : *layers_) {
+      // encoder_padding_mask if has_pads else None.
+      has_pads_tensor.item<bool>();
       x = layer->as<EncoderLayerImpl>()->forward(x, attend);
     }
     return x;

@@ -22,6 +22,13 @@
 // (batch_size items of 4 questions each); returns the last batch's
 // pred_start and pred_end (here as the B x L x 2 logits they are columns of).
 //
+// Host traffic, as the reference's: each forward reads the longest
+// word-piece row back, copies the words to the host once, builds each row's
+// word pieces there (three scalar reads and one copy to the device a row,
+// see BertWordModel) and copies the row indices over; each CMRC2018Loss
+// copies its position grid over (seq_len_to_mask). The gradient clip, when
+// it runs, is torch.nn.utils.clip_grad_norm_'s (no host read).
+//
 // Synthetic data (cmrc2018_simulator.py): every instance is
 // context (456 + 1 = 457 chars: _GBK2312(l) returns l + 1 characters) +
 // [SEP] + question (15 + 1 = 16 chars) = 474 words; answers start at 0 and
@@ -54,7 +61,6 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
-#include <torch/nn/utils/clip_grad.h>
 #include <torch/types.h>
 
 #include <algorithm>
@@ -63,6 +69,7 @@
 #include <string>
 #include <vector>
 
+#include "common/optimizers.h"
 #include "nlp/fastnlp_bert_encoder.h"
 #include "torchbench/amp.h"
 #include "torchbench/checks.h"
@@ -136,7 +143,7 @@ class BertWordModelImpl : public torch::nn::Module {
     const int64_t batch = words.size(0);
     const int64_t max_words = words.size(1);
     torch::Tensor word_mask, seq_len, batch_piece_lengths, pieces, attn_masks,
-        token_type_ids, piece_lengths;
+        token_type_ids, piece_lengths, batch_indexes;
     int64_t max_pieces = 0;
     {
       torch::NoGradGuard no_grad;
@@ -153,18 +160,27 @@ class BertWordModelImpl : public torch::nn::Module {
       pieces = torch::full({batch, std::min(max_pieces + 2, kMaxPositions)},
                            kPiecePad, words.options());
       attn_masks = torch::zeros_like(pieces);
-      // Row by row, as the reference does (every word is one piece).
-      const torch::Tensor map = word_to_wordpiece_.to(words.device());
+      // Row by row on the host, as the reference does (every word is one
+      // piece): the words come back once (words.cpu().numpy()), a row's
+      // pieces are looked up in the host map and copied into the device's
+      // pieces, and each bound is a device scalar read back (seq_len[i],
+      // word_pieces_lengths[i] + 1, word_pieces_lengths[i] + 2: three host
+      // syncs a row, as the reference's tensor slice bounds are).
+      const torch::Tensor word_indexes = words.cpu();
       for (int64_t i = 0; i < batch; ++i) {
-        const int64_t n = piece_lengths[i].item<int64_t>();
         const int64_t len = seq_len[i].item<int64_t>();
-        torch::Tensor row = map.index({words[i].slice(0, 0, len)});
-        pieces[i].slice(0, 1, n + 1).copy_(row.slice(0, 0, n));
-        attn_masks[i].slice(0, 0, n + 2).fill_(1);
+        const torch::Tensor row =
+            word_to_wordpiece_.index({word_indexes[i].slice(0, 0, len)});
+        const int64_t end = (piece_lengths[i] + 1).item<int64_t>();
+        pieces[i].slice(0, 1, end).copy_(row.slice(0, 0, end - 1));
+        attn_masks[i]
+            .slice(0, 0, (piece_lengths[i] + 2).item<int64_t>())
+            .fill_(1);
       }
       pieces.select(1, 0).fill_(kPieceCls);
-      const torch::Tensor rows = torch::arange(batch, words.options());
-      pieces.index_put_({rows, piece_lengths + 1},
+      // torch.arange(batch_size).to(words): made on the host and copied.
+      batch_indexes = torch::arange(batch, torch::kLong).to(words.device());
+      pieces.index_put_({batch_indexes, piece_lengths + 1},
                         torch::full({batch}, kPieceSep, words.options()));
       // [SEP] is a word of the vocabulary, so segment ids alternate at each
       // [SEP] counted from the end, starting at 0.
@@ -184,8 +200,7 @@ class BertWordModelImpl : public torch::nn::Module {
     cum.slice(1, 1).copy_(batch_piece_lengths.cumsum(-1));
     cum = cum.slice(1, 0, seq_len.max().item<int64_t>());
     cum.masked_fill_(cum.ge(max_pieces), 0);
-    const torch::Tensor rows =
-        torch::arange(batch, words.options()).unsqueeze(1).expand_as(cum);
+    const torch::Tensor rows = batch_indexes.unsqueeze(1).expand_as(cum);
     const int64_t real_pieces = last.size(1) - 2;
     if (max_pieces > real_pieces) {
       last = torch::cat({last, last.new_zeros({batch, max_pieces - real_pieces,
@@ -297,10 +312,13 @@ std::vector<QaBatch> MakeBatches(const torch::Tensor& contexts,
 // core/losses.py CMRC2018Loss (reduction "mean").
 torch::Tensor Cmrc2018Loss(const torch::Tensor& logits, const QaBatch& batch) {
   const int64_t batch_size = logits.size(0);
-  const torch::Tensor outside =
-      torch::arange(logits.size(1), batch.context_len.options())
-          .unsqueeze(0)
-          .ge(batch.context_len.unsqueeze(1));
+  // seq_len_to_mask(context_len, max_len).eq(False): the positions are made
+  // on the host, expanded to the batch and copied to the device there.
+  const torch::Tensor outside = torch::arange(logits.size(1), torch::kLong)
+                                    .expand({batch_size, -1})
+                                    .to(batch.context_len.device())
+                                    .lt(batch.context_len.unsqueeze(1))
+                                    .eq(false);
   namespace F = torch::nn::functional;
   const auto sum = F::CrossEntropyFuncOptions().reduction(torch::kSum);
   const torch::Tensor start_loss =
@@ -414,8 +432,9 @@ class FastNlpBert final : public Model, public GoldenCheck {
       if ((step - 1) % kUpdateEvery == 0) net_->zero_grad();
       Backward(loss);
       if (step % kUpdateEvery == 0) {
-        // GradientClipCallback, WarmupCallback, then _update.
-        torch::nn::utils::clip_grad_norm_(net_->parameters(), kClipNorm);
+        // WarmupCallback, GradientClipCallback (torch.nn.utils.
+        // clip_grad_norm_: foreach norms, no host read), then _update.
+        common::ClipGradNorm(net_->parameters(), kClipNorm);
         const double progress =
             (static_cast<double>(step) / kUpdateEvery) / t_steps;
         const double factor =

@@ -37,7 +37,9 @@
 // is a distance divided by 1e-8, beyond fp16's range).
 //
 // Data: the reference's own synthetic images, torch.rand(2000, 3, 128, 128),
-// here from LibTorch's generator, kept on the host like the reference's list.
+// here from LibTorch's generator, kept on the host like the reference's list;
+// a reset copies the batch's images to the device one by one, as
+// Paint.reset does.
 // Paint.load_data files image i % 2000 for i < 200000 as a test image when
 // i <= 2000, else as a training image. Copying these [0, 1) floats into the
 // uint8 target canvas truncates them to 0, as the reference does, so every
@@ -60,8 +62,6 @@
 // - Under ModelConfig::small_inputs (CPU smoke and precision tests only) Eval
 //   runs 1 validation episode instead of 5 (40 steps each, the same code):
 //   the canvas is fixed at 128x128 by the renderer, so no size can shrink.
-// - Paint.reset copies the batch's target images in one index_select, not
-//   one copy per canvas.
 #include <torch/nn/functional/pixelshuffle.h>
 #include <torch/nn/functional/pooling.h>
 #include <torch/nn/module.h>
@@ -504,12 +504,19 @@ class LearningToPaint final : public Model, public GoldenCheck {
       ids = torch::randint(kTrainNum, {batch_}, torch::kLong);
       ids = (ids + kTestNum) % kNumImages;  // img_train[id]
     }
-    // Each image lands in a uint8 tensor on the device: [0, 1) truncates to 0.
-    gt_ = images_.index_select(0, ids).to(device_).to(torch::kUInt8);
+    // The target canvas is zeroed on the host and copied to the device, then
+    // each image is cloned on the host, copied over on its own and stored
+    // into its uint8 row ([0, 1) truncates to 0), as the reference's
+    // self.gt[i] = img.clone().detach().to(device) does.
+    gt_ = torch::zeros({batch_, 3, kWidth, kWidth}, torch::kUInt8).to(device_);
+    const auto id = ids.accessor<int64_t, 1>();
+    for (int64_t i = 0; i < batch_; ++i) {
+      gt_[i].copy_(images_[id[i]].clone().to(device_));
+    }
     tot_reward_ = (gt_.to(torch::kFloat) / 255).pow(2).mean(1).mean(1).mean(1);
     stepnum_ = 0;
-    canvas_ = torch::zeros({batch_, 3, kWidth, kWidth},
-                           torch::TensorOptions(torch::kUInt8).device(device_));
+    canvas_ =
+        torch::zeros({batch_, 3, kWidth, kWidth}, torch::kUInt8).to(device_);
     lastdis_ = ini_dis_ = CalDis();
     return Observation();
   }

@@ -20,7 +20,10 @@
 // the host, so every action goes back to it with .cpu() (sac.py
 // process_act), and torch.distributions' default argument validation
 // (validate_args = __debug__, on in the reference) checks each Normal's loc
-// and scale and each log_prob's value with a bool(tensor.all()).
+// and scale and each log_prob's value with a bool(tensor.all()). The replay
+// buffer lives in host memory as the reference's does: a push writes only
+// host memory, and each sampled batch is gathered on the host and copied to
+// the device as five tensors, one blocking copy each.
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
@@ -188,42 +191,31 @@ class SacModulesImpl : public torch::nn::Module {
 };
 TORCH_MODULE(SacModules);
 
-// replay.py ReplayBuffer / ReplayBufferStorage for float states, kept on the
-// model's device (the reference keeps it in host memory; see Sample()).
+// replay.py ReplayBuffer / ReplayBufferStorage for float states, in host
+// memory as the reference keeps it: fp32 state, action, reward and next-state
+// columns and an int32 done column.
 class ReplayBuffer {
  public:
-  // Float columns in `dtype` (the precision's; the reference's are fp32).
-  ReplayBuffer(int64_t size, const torch::Device& device,
-               torch::ScalarType dtype)
-      : size_(size), device_(device) {
-    const auto options = torch::TensorOptions().device(device).dtype(dtype);
-    s_stack_ = torch::zeros({size, kObsDim}, options);
-    action_stack_ = torch::zeros({size, kActDim}, options);
-    reward_stack_ = torch::zeros({size, 1}, options);
-    s1_stack_ = torch::zeros({size, kObsDim}, options);
-    done_stack_ = torch::zeros({size, 1}, options.dtype(torch::kInt));
+  explicit ReplayBuffer(int64_t size) : size_(size) {
+    s_stack_ = torch::zeros({size, kObsDim}, torch::kFloat);
+    action_stack_ = torch::zeros({size, kActDim}, torch::kFloat);
+    reward_stack_ = torch::zeros({size, 1}, torch::kFloat);
+    s1_stack_ = torch::zeros({size, kObsDim}, torch::kFloat);
+    done_stack_ = torch::zeros({size, 1}, torch::kInt);
   }
 
-  // ReplayBufferStorage.add for one transition. The transition is made on
-  // the host by the env, so it travels to the device in one packed copy.
+  // ReplayBufferStorage.add for one transition: host writes only, as in the
+  // reference (the env's transition never touches the device).
   void Push(const rl::Pendulum::Observation& state, float action, double reward,
             const rl::Pendulum::Observation& next_state, bool done) {
-    float packed[] = {state[0],
-                      state[1],
-                      state[2],
-                      action,
-                      static_cast<float>(reward),
-                      next_state[0],
-                      next_state[1],
-                      next_state[2],
-                      done ? 1.0f : 0.0f};
-    torch::Tensor row = torch::from_blob(packed, {9}, torch::kFloat)
-                            .to(device_, /*non_blocking=*/false, /*copy=*/true);
-    s_stack_[next_idx_].copy_(row.narrow(0, 0, kObsDim));
-    action_stack_[next_idx_].copy_(row.narrow(0, 3, kActDim));
-    reward_stack_[next_idx_].copy_(row.narrow(0, 4, 1));
-    s1_stack_[next_idx_].copy_(row.narrow(0, 5, kObsDim));
-    done_stack_[next_idx_].copy_(row.narrow(0, 8, 1));
+    std::copy(state.begin(), state.end(),
+              s_stack_.data_ptr<float>() + next_idx_ * kObsDim);
+    action_stack_.data_ptr<float>()[next_idx_] = action;
+    // torch.Tensor([r]).float(): the Python float rounded to fp32.
+    reward_stack_.data_ptr<float>()[next_idx_] = static_cast<float>(reward);
+    std::copy(next_state.begin(), next_state.end(),
+              s1_stack_.data_ptr<float>() + next_idx_ * kObsDim);
+    done_stack_.data_ptr<int32_t>()[next_idx_] = done ? 1 : 0;
     max_filled_ = std::min(std::max(next_idx_ + 1, max_filled_), size_);
     next_idx_ = (next_idx_ + 1) % size_;
   }
@@ -232,21 +224,29 @@ class ReplayBuffer {
     torch::Tensor state, action, reward, next_state, done;
   };
 
-  // ReplayBuffer.sample: indices from torch.randint on the CPU generator,
-  // as in the reference, then one small copy of them to the device. The
-  // reference instead gathers on the host and copies the five batch tensors
-  // over.
-  Batch Sample(int64_t batch_size) const {
-    torch::Tensor idx =
-        torch::randint(max_filled_, {batch_size}, torch::kLong).to(device_);
-    return {s_stack_.index({idx}), action_stack_.index({idx}),
-            reward_stack_.index({idx}), s1_stack_.index({idx}),
-            done_stack_.index({idx})};
+  // ReplayBuffer.sample and learn_standard's transfer: indices from
+  // torch.randint on the CPU generator, the five columns gathered on the
+  // host, then each copied to `device` on its own in learn_standard's order,
+  // a blocking copy each as the reference's .to() is. Floating columns land
+  // in `dtype` (the precision's; fp32 for fp32, where the copy is the
+  // reference's exactly) in that same copy; done stays int32.
+  Batch Sample(int64_t batch_size, const torch::Device& device,
+               torch::ScalarType dtype) const {
+    torch::Tensor idx = torch::randint(max_filled_, {batch_size}, torch::kLong);
+    Batch host{s_stack_.index({idx}), action_stack_.index({idx}),
+               reward_stack_.index({idx}), s1_stack_.index({idx}),
+               done_stack_.index({idx})};
+    Batch batch;
+    batch.state = host.state.to(device, dtype);
+    batch.next_state = host.next_state.to(device, dtype);
+    batch.action = host.action.to(device, dtype);
+    batch.reward = host.reward.to(device, dtype);
+    batch.done = host.done.to(device);
+    return batch;
   }
 
  private:
   int64_t size_;
-  torch::Device device_;
   int64_t next_idx_ = 0;
   int64_t max_filled_ = 0;
   torch::Tensor s_stack_, action_stack_, reward_stack_, s1_stack_, done_stack_;
@@ -286,8 +286,7 @@ class SoftActorCritic final : public Model, public GoldenCheck {
           optim::AdamOptions{.lr = kLearningRate, .beta1 = 0.5}, path);
       // The reference allocates the storage on its first push (inside the
       // first train() call); here it is made up front.
-      buffer_ =
-          std::make_unique<ReplayBuffer>(kBufferSize, device_, config.dtype());
+      buffer_ = std::make_unique<ReplayBuffer>(kBufferSize);
     }
   }
 
@@ -343,7 +342,8 @@ class SoftActorCritic final : public Model, public GoldenCheck {
     const float action = Act(state, /*deterministic=*/false);
     rl::Pendulum::StepResult next = train_env_.Step(action);
     buffer_->Push(state, action, next.reward, next.observation, next.done);
-    torch::Tensor critic_loss = LearnStandard(buffer_->Sample(batch_size_));
+    torch::Tensor critic_loss =
+        LearnStandard(buffer_->Sample(batch_size_, device_, dtype_));
     // step % target_delay == 0 for step 0.
     SoftUpdate(*target->critic1, *agent->critic1);
     SoftUpdate(*target->critic2, *agent->critic2);

@@ -29,6 +29,17 @@
 // DeterministicIntegers, as tools/golden/adapters/speech_transformer.py makes
 // them.
 //
+// Host syncs and copies are the reference's: get_non_pad_mask's row loop
+// reads every input length back (three loops a forward: the encoder's two
+// masks and the decoder's encoder mask), Decoder.preprocess takes each
+// target row's y[y != IGNORE_ID] (one sync a row) and copies <sos> and
+// <eos> over from the host, and the beam search makes its token rows on the
+// host, reads each candidate's id with int(), keeps scores as device sums
+// compared in sorted()'s own order (one sync a comparison, see
+// SortByScoreDescending), tests each hypothesis' last token with a sync,
+// and brings the best sequence back to the host. Its "no hypothesis" print
+// is left out.
+//
 // Where the port still differs from the reference:
 // - The data files are assumed to be the ones committed at 6c1f7247 (the
 //   tarball TorchBench 43ca0857 downloads could not be read here); feature
@@ -37,9 +48,6 @@
 //   which torch 2.14 rejects (older torch accepted it with a warning); the
 //   port uses the same mask as bool, so its beam search is what the
 //   reference computed under the torch it was written for.
-// - The beam search copies each hypothesis' top-5 scores and ids to the
-//   host once; the reference reads them element by element (int(), tensor
-//   comparisons in sorted()), the same values with more synchronisations.
 // - config.py's tr_loss / cv_loss bookkeeping tensors are not kept.
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/functional/linear.h>
@@ -232,7 +240,7 @@ class SpeechTransformer final : public Model, public GoldenCheck {
       torch::NoGradGuard no_grad;
       Hypothesis best =
           net_->Recognize(eval_input_, eval_length_, decode_max_len_);
-      return torch::tensor({best.score});
+      return best.score.reshape({1});
     }
     return TrainStep();
   }
@@ -255,7 +263,7 @@ class SpeechTransformer final : public Model, public GoldenCheck {
         Hypothesis best = net_->Recognize(
             input, torch::tensor({input.size(0)}, torch::kInt), kGoldenMaxLen);
         recorder_.Record("eval_yseq", best.yseq[0].to(torch::kFloat));
-        recorder_.Record("eval_score", torch::tensor({best.score}));
+        recorder_.Record("eval_score", best.score.reshape({1}));
       }
       // One train() call: later ones are too ill-conditioned to compare (see
       // the golden file's notes).

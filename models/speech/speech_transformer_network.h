@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -45,14 +46,16 @@ constexpr int64_t kEosId = 2;
 constexpr int64_t kIgnoreId = -1;
 
 // utils.py get_non_pad_mask with input_lengths: (N, T, 1), 0 past each
-// length.
+// length. Row by row as the reference: each `non_pad_mask[i, lengths[i]:] =
+// 0` reads its length back to the host (one sync per row).
 inline torch::Tensor NonPadMask(const torch::Tensor& padded,
                                 const torch::Tensor& lengths) {
-  torch::Tensor positions =
-      torch::arange(padded.size(1), lengths.options().dtype(torch::kLong));
-  return (positions.unsqueeze(0) < lengths.to(torch::kLong).unsqueeze(1))
-      .to(padded.scalar_type())
-      .unsqueeze(-1);
+  torch::Tensor mask =
+      padded.new_ones(padded.sizes().slice(0, padded.dim() - 1));
+  for (int64_t i = 0; i < padded.size(0); ++i) {
+    mask[i].slice(0, lengths[i].item<int64_t>()).fill_(0);
+  }
+  return mask.unsqueeze(-1);
 }
 
 // utils.py get_attn_pad_mask: true at keys past each length, (N, len_q, T).
@@ -281,12 +284,66 @@ class DecoderLayerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(DecoderLayer);
 
-// One beam-search hypothesis: its float32 score (the reference adds float32
-// tensors) and its tokens, (1, length).
+// One beam-search hypothesis: its score, a 0-dim tensor on the decoder's
+// device as the reference's sums of topk scores are (undefined for the
+// start, whose score is the Python float 0.0), and its tokens, (1, length).
 struct Hypothesis {
-  float score = 0;
+  torch::Tensor score;
   torch::Tensor yseq;
 };
+
+// sorted(hyps, key=lambda h: h['score'], reverse=True) as CPython 3.11 runs
+// it on fewer than 64 items: reverse, one natural run (count_run), binary
+// insertion of the rest (binarysort), reverse. Each key comparison is
+// Tensor.__lt__ and its bool(): a device kernel and a host sync, as in the
+// reference. The result is the stable descending order. From 64 items on
+// (only the ended list could get there) timsort merges runs; a stable sort
+// with the same device comparisons stands in, in its own comparison count.
+inline void SortByScoreDescending(std::vector<Hypothesis>& hyps) {
+  const size_t n = hyps.size();
+  if (n < 2) return;
+  auto less = [](const Hypothesis& a, const Hypothesis& b) {
+    return torch::lt(a.score, b.score).item<bool>();
+  };
+  if (n >= 64) {
+    std::stable_sort(
+        hyps.begin(), hyps.end(),
+        [&](const Hypothesis& a, const Hypothesis& b) { return less(b, a); });
+    return;
+  }
+  std::reverse(hyps.begin(), hyps.end());
+  size_t run = 2;
+  if (less(hyps[1], hyps[0])) {
+    while (run < n && less(hyps[run], hyps[run - 1])) ++run;
+    std::reverse(hyps.begin(), hyps.begin() + static_cast<ptrdiff_t>(run));
+  } else {
+    while (run < n && !less(hyps[run], hyps[run - 1])) ++run;
+  }
+  for (size_t start = run; start < n; ++start) {
+    Hypothesis pivot = std::move(hyps[start]);
+    size_t l = 0;
+    size_t r = start;
+    do {
+      const size_t p = l + ((r - l) >> 1);
+      if (less(pivot, hyps[p])) {
+        r = p;
+      } else {
+        l = p + 1;
+      }
+    } while (l < r);
+    for (size_t p = start; p > l; --p) hyps[p] = std::move(hyps[p - 1]);
+    hyps[l] = std::move(pivot);
+  }
+  std::reverse(hyps.begin(), hyps.end());
+}
+
+// `host_row`.type_as(encoder_outputs).long(), as the beam search makes its
+// token rows from torch.ones(...) on the host: copied to `like`'s device in
+// its dtype, then converted there.
+inline torch::Tensor TokenRow(const torch::Tensor& host_row,
+                              const torch::Tensor& like) {
+  return host_row.to(like.device(), like.scalar_type()).to(torch::kLong);
+}
 
 // decoder.py Decoder with tgt_emb_prj_weight_sharing 1: tgt_word_prj's
 // weight is tgt_word_emb's, so the projection is a bias-free linear with the
@@ -335,14 +392,14 @@ class DecoderImpl : public torch::nn::Module {
   Hypothesis RecognizeBeam(const torch::Tensor& encoder_outputs,
                            int64_t max_len) {
     torch::Tensor enc = encoder_outputs.unsqueeze(0);
-    const auto long_options = enc.options().dtype(torch::kLong);
     std::vector<Hypothesis> hyps = {
-        {0.0F, torch::full({1, 1}, kSosId, long_options)}};
+        {torch::Tensor(), TokenRow(torch::ones({1, 1}).fill_(kSosId), enc)}};
     std::vector<Hypothesis> ended;
     for (int64_t i = 0; i < max_len; ++i) {
       std::vector<Hypothesis> kept;
       for (const Hypothesis& hyp : hyps) {
         const torch::Tensor& ys = hyp.yseq;
+        const int64_t len = ys.size(1);
         torch::Tensor non_pad =
             torch::ones_like(ys).to(torch::kFloat).unsqueeze(-1);
         torch::Tensor slf_mask = SubsequentMask(ys);
@@ -354,22 +411,19 @@ class DecoderImpl : public torch::nn::Module {
         torch::Tensor logits = Project(x.index({torch::indexing::Slice(), -1}));
         auto [best_scores, best_ids] =
             torch::topk(torch::log_softmax(logits, 1), kBeamSize, 1);
-        best_scores = best_scores.to(torch::kCPU);
-        best_ids = best_ids.to(torch::kCPU);
         for (int64_t j = 0; j < kBeamSize; ++j) {
           Hypothesis next;
-          next.score = hyp.score + best_scores[0][j].item<float>();
-          next.yseq = torch::cat(
-              {ys, torch::full({1, 1}, best_ids[0][j].item<int64_t>(),
-                               long_options)},
-              1);
+          // hyp['score'] + local_best_scores[0, j]: a device add (the
+          // start's 0.0 + tensor is tensor.__radd__(0.0)).
+          const torch::Tensor score = best_scores[0][j];
+          next.score = hyp.score.defined() ? hyp.score + score : score + 0.0;
+          next.yseq = TokenRow(torch::ones({1, 1 + len}), enc);
+          next.yseq.slice(1, 0, len).copy_(ys);
+          // int(local_best_ids[0, j]): a host read per candidate.
+          next.yseq.select(1, len).fill_(best_ids[0][j].item<int64_t>());
           kept.push_back(std::move(next));
         }
-        // Python's sorted(..., reverse=True) is stable, as is this.
-        std::stable_sort(kept.begin(), kept.end(),
-                         [](const Hypothesis& a, const Hypothesis& b) {
-                           return a.score > b.score;
-                         });
+        SortByScoreDescending(kept);
         if (static_cast<int64_t>(kept.size()) > kBeamSize) {
           kept.resize(kBeamSize);
         }
@@ -378,45 +432,57 @@ class DecoderImpl : public torch::nn::Module {
       if (i == max_len - 1) {
         for (Hypothesis& hyp : hyps) {
           hyp.yseq = torch::cat(
-              {hyp.yseq, torch::full({1, 1}, kEosId, long_options)}, 1);
+              {hyp.yseq, TokenRow(torch::ones({1, 1}).fill_(kEosId), enc)}, 1);
         }
       }
       std::vector<Hypothesis> remained;
       for (Hypothesis& hyp : hyps) {
-        const bool is_ended = hyp.yseq[0][-1].item<int64_t>() == kEosId;
+        // hyp['yseq'][0, -1] == eos_id, read by the if.
+        const bool is_ended = hyp.yseq[0][-1].eq(kEosId).item<bool>();
         (is_ended ? ended : remained).push_back(std::move(hyp));
       }
       hyps = std::move(remained);
       if (hyps.empty()) break;
     }
-    std::stable_sort(ended.begin(), ended.end(),
-                     [](const Hypothesis& a, const Hypothesis& b) {
-                       return a.score > b.score;
-                     });
-    return ended.front();  // nbest 1
+    SortByScoreDescending(ended);  // nbest 1
+    Hypothesis best = std::move(ended.front());
+    // hyp['yseq'][0].cpu().numpy().tolist().
+    best.yseq = best.yseq.cpu();
+    return best;
   }
 
  private:
   // Decoder.preprocess: <sos> + y as input (padded with <eos>), y + <eos> as
-  // gold (padded with IGNORE_ID).
+  // gold (padded with IGNORE_ID). As the reference: each target row's
+  // y[y != IGNORE_ID] (a boolean index, one host sync a row), <sos> and
+  // <eos> made on the host and copied over (ys[0].new([id])), one cat per
+  // row and side, and pad_list's row copies.
   static std::pair<torch::Tensor, torch::Tensor> Preprocess(
       const torch::Tensor& padded_target) {
-    const int64_t batch = padded_target.size(0);
-    torch::Tensor lengths = padded_target.ne(kIgnoreId).sum(1).to(torch::kCPU);
-    const int64_t max_len = lengths.max().item<int64_t>() + 1;
-    torch::Tensor ys_in =
-        torch::full({batch, max_len}, kEosId, padded_target.options());
-    torch::Tensor ys_out =
-        torch::full({batch, max_len}, kIgnoreId, padded_target.options());
-    for (int64_t b = 0; b < batch; ++b) {
-      const int64_t n = lengths[b].item<int64_t>();
-      torch::Tensor y = padded_target.index({b, torch::indexing::Slice(0, n)});
-      ys_in.index_put_({b, 0}, kSosId);
-      ys_in.index_put_({b, torch::indexing::Slice(1, n + 1)}, y);
-      ys_out.index_put_({b, torch::indexing::Slice(0, n)}, y);
-      ys_out.index_put_({b, n}, kEosId);
+    std::vector<torch::Tensor> ys;
+    for (const torch::Tensor& y : padded_target.unbind(0)) {
+      ys.push_back(y.index({y.ne(kIgnoreId)}));
     }
-    return {ys_in, ys_out};
+    const torch::Tensor eos = torch::tensor({kEosId}, ys[0].options());
+    const torch::Tensor sos = torch::tensor({kSosId}, ys[0].options());
+    std::vector<torch::Tensor> ys_in, ys_out;
+    for (const torch::Tensor& y : ys) ys_in.push_back(torch::cat({sos, y}, 0));
+    for (const torch::Tensor& y : ys) ys_out.push_back(torch::cat({y, eos}, 0));
+    return {PadList(ys_in, kEosId), PadList(ys_out, kIgnoreId)};
+  }
+
+  // utils.py pad_list for 1-D rows.
+  static torch::Tensor PadList(const std::vector<torch::Tensor>& xs,
+                               int64_t pad_value) {
+    int64_t max_len = 0;
+    for (const torch::Tensor& x : xs) max_len = std::max(max_len, x.size(0));
+    torch::Tensor pad = torch::empty({static_cast<int64_t>(xs.size()), max_len},
+                                     xs[0].options())
+                            .fill_(pad_value);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      pad[static_cast<int64_t>(i)].slice(0, 0, xs[i].size(0)).copy_(xs[i]);
+    }
+    return pad;
   }
 
   torch::Tensor Embed(const torch::Tensor& ys) {

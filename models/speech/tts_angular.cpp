@@ -12,7 +12,8 @@
 // is: model.train(), optimizer.zero_grad(), forward, view the B embeddings as
 // (num_speakers_in_batch = 64, B / 64, 256), AngleProtoLoss, backward, step
 // (CONFIG's grad_clip is commented out in the reference, and lr_decay is
-// off, so no scheduler). eval() is the forward on the same batch.
+// off, so no scheduler), then the averaged loss's loss.item() (a host
+// sync). eval() is the forward on the same batch.
 //
 // Differences from the reference:
 // - The loss's w and b are nn.Parameters of the criterion, which is not in
@@ -146,9 +147,10 @@ torch::Tensor AngleProtoLoss(const torch::Tensor& x, double w, double b) {
       out_anchor.unsqueeze(-1).expand({-1, -1, num_speakers}).transpose(0, 2),
       F::CosineSimilarityFuncOptions().dim(1).eps(1e-8));
   cos_sim_matrix = cos_sim_matrix * w + b;
-  torch::Tensor label = torch::arange(
-      num_speakers,
-      torch::TensorOptions().dtype(torch::kLong).device(x.device()));
+  // torch.from_numpy(np.asarray(range(n))).to(device): made on the host and
+  // copied over.
+  torch::Tensor label =
+      torch::arange(num_speakers, torch::kLong).to(x.device());
   return F::cross_entropy(cos_sim_matrix, label);
 }
 
@@ -246,6 +248,8 @@ class TtsAngular final : public Model,
       for (const auto& [key, grad] : grads) recorder_.Record(key, grad);
     }
     optimizer_->Step();
+    // avg_loss = ... loss.item(): the averaged loss's host read.
+    loss.item<double>();
     return loss.detach();
   }
 

@@ -27,7 +27,10 @@
 // Inputs: the reference reads Background_Matting_inputs.tar.gz (an LFS
 // pointer in the checkout) through VideoData: 512x512 crops around the
 // person, to_tensor's 2 x / 255 - 1 of 8-bit images; it trains on the first
-// prefetched batch only. Here that batch is synthetic and deterministic,
+// prefetched batch only, which stays in host memory (its __init__ discards
+// the data[key].to(device) results), so every train() call copies the six
+// tensors to the device; the port keeps its batch on the host and copies it
+// the same way. Here that batch is synthetic and deterministic,
 // drawn after the networks from LibTorch's generator, on the 8-bit grid in
 // [-1, 1]: per sample an upright ellipse for the person (centre row
 // 0.45..0.6 H, column 0.4..0.6 W, semi-axes 0.3..0.4 H and 0.14..0.18 W);
@@ -52,6 +55,7 @@
 //  - image_sh, mask0, the GAN labels and the Sobel filters are made in the
 //    inputs' dtype (the reference's float32 ones make its fp16 path fail at
 //    netD(image_sh)); the masks stay float32, as .type(torch.FloatTensor).
+//    Each is made on the host and copied to the device, as the reference's.
 //
 // With ModelConfig::small_inputs the images are 48x48 instead of 512x512
 // (same layers; the shift range stays non-empty): a full-size Train call is
@@ -391,23 +395,31 @@ torch::Tensor ComposeLoss(const torch::Tensor& image,
   return NormalizedL1(image, fg * a + (1 - a) * bg, mask);
 }
 
-// GANloss over num_D = 1 scales: MSE against ones (real) or zeros.
+// GANloss over num_D = 1 scales: MSE against ones (real) or zeros, the
+// labels made on the host and copied to pred's device, as the reference's
+// torch.ones(...).cuda() are.
 torch::Tensor GanLoss(const torch::Tensor& pred, bool real) {
-  return F::mse_loss(pred,
-                     real ? torch::ones_like(pred) : torch::zeros_like(pred));
+  const auto host = torch::dtype(pred.scalar_type());
+  const torch::Tensor labels =
+      real ? torch::ones(pred.sizes(), host) : torch::zeros(pred.sizes(), host);
+  return F::mse_loss(pred, labels.to(pred.device()));
 }
 
 // compose_image_withshift, detached as the reference's Variable(image_sh):
 // each sample rolled horizontally by randint(10 - y1, W - y2 - 10), where
 // [y1, y2] are the columns of its guide with (seg + 1) / 2 > 0.1 (read on
-// the host, as the reference's to_image does), then composited on bg.
+// the host, as the reference's to_image does), then composited on bg into
+// an image_sh zeroed on the host and copied to the device, as the
+// reference's torch.zeros(fg_pred.shape).cuda() is.
 torch::Tensor ComposeWithShift(const torch::Tensor& alpha_pred,
                                const torch::Tensor& fg_pred,
                                const torch::Tensor& bg,
                                const torch::Tensor& seg, Draws& draws) {
   torch::NoGradGuard no_grad;
   const int64_t width = seg.size(-1);
-  std::vector<torch::Tensor> out;
+  torch::Tensor image_sh =
+      torch::zeros(fg_pred.sizes(), torch::dtype(bg.scalar_type()))
+          .to(bg.device());
   for (int64_t t = 0; t < fg_pred.size(0); ++t) {
     const torch::Tensor columns =
         (((seg[t].to(torch::kCPU) + 1) / 2) > 0.1).any(1).any(0);
@@ -420,9 +432,9 @@ torch::Tensor ComposeWithShift(const torch::Tensor& alpha_pred,
     const int64_t n = draws.RandInt(-(y1 - 10), width - y2 - 10);
     const torch::Tensor a = (torch::roll(alpha_pred[t], n, -1) + 1) / 2;
     const torch::Tensor f = torch::roll(fg_pred[t], n, -1);
-    out.push_back(f * a + (1 - a) * bg[t]);
+    image_sh[t].copy_(f * a + (1 - a) * bg[t]);
   }
-  return torch::stack(out).to(bg.dtype());
+  return image_sh;
 }
 
 // One VideoData batch (see the header comment).
@@ -483,10 +495,13 @@ void RecordEdges(GoldenRecorder& recorder, const nn::Module& module,
 
 class BackgroundMatting final : public Model, public GoldenCheck {
  public:
-  explicit BackgroundMatting(const ModelConfig& config) {
+  explicit BackgroundMatting(const ModelConfig& config)
+      : device_(config.device), dtype_(config.dtype()) {
     nets_->to(config.device);
     const int64_t size = config.small_inputs ? kSmallImageSize : kImageSize;
-    batch_ = SyntheticBatch(config.batch_size, size, config.float_options());
+    // In host memory: the reference's __init__ drops its data[key].to()
+    // results, so its train() copies the batch over on every call.
+    batch_ = SyntheticBatch(config.batch_size, size, torch::kFloat);
     optimizer_g_ = std::make_unique<optim::Adam>(nets_->netG->parameters(),
                                                  optim::AdamOptions{.lr = kLrG},
                                                  config.optimizer);
@@ -505,6 +520,7 @@ class BackgroundMatting final : public Model, public GoldenCheck {
   // sides.
   Golden GoldenOutputs() override {
     nets_->to(torch::kDouble);  // In place: the optimizers keep the tensors.
+    dtype_ = torch::kDouble;
     const int64_t b = batch_.image.size(0);
     auto filled = [&](const char* name, int64_t c) {
       return DeterministicTensor(name, {b, c, kGoldenSize, kGoldenSize},
@@ -539,8 +555,16 @@ class BackgroundMatting final : public Model, public GoldenCheck {
     BackgroundMattingNets& n = nets_;
     n->netG->train();
     n->netD->train();
-    const Batch& d = batch_;
-    const torch::Tensor mask0 = torch::ones_like(d.seg);
+    // bg.to(device), image.to(device), ...: the batch's six copies to the
+    // device, then mask0 made on the host and copied over, as the reference
+    // does on every call.
+    const Batch d{
+        batch_.bg.to(device_, dtype_),     batch_.image.to(device_, dtype_),
+        batch_.seg.to(device_, dtype_),    batch_.multi_fr.to(device_, dtype_),
+        batch_.seg_gt.to(device_, dtype_), batch_.back_rnd.to(device_, dtype_)};
+    const torch::Tensor mask0 =
+        torch::ones(d.seg.sizes(), torch::dtype(d.seg.scalar_type()))
+            .to(device_);
 
     auto [alpha_sup, fg_sup] =
         n->netB->forward(d.image, d.bg, d.seg, d.multi_fr);
@@ -618,8 +642,10 @@ class BackgroundMatting final : public Model, public GoldenCheck {
     return loss_g.detach();
   }
 
+  torch::Device device_;
+  torch::ScalarType dtype_;
   BackgroundMattingNets nets_;
-  Batch batch_;
+  Batch batch_;  // In host memory, fp32 (float64 for the golden check).
   std::unique_ptr<optim::Adam> optimizer_g_, optimizer_d_;
   Draws draws_;
   GoldenRecorder recorder_;

@@ -13,7 +13,10 @@
 // optimizer step and no zero_grad (gradients accumulate across calls, as
 // there). It returns the three losses. Eval is DALLE2(text) under
 // inference_mode: prior.sample (2 samples per text, the one closest to the
-// text embedding kept) and decoder.sample through both unets.
+// text embedding kept) and decoder.sample through both unets; on CUDA each
+// unet samples inside the library's one_unet_in_gpu, which moves every
+// unet to the host and the sampling one back, then all back afterwards
+// (weight copies each Eval, as TorchBench's).
 //
 // Differences from the reference, all forced:
 // - CLIP weights: clip.load('ViT-B/32') downloads OpenAI's weights, which
@@ -203,10 +206,25 @@ class DecoderImpl : public torch::nn::Module {
                        const torch::Tensor& text, Randomness& rng) {
     torch::Tensor text_encodings = clip_->EmbedText(text).second;
     const int64_t b = image_embed.size(0);
+    // is_cuda = next(self.parameters()).is_cuda.
+    const bool is_cuda = parameters().front().is_cuda();
     torch::Tensor img;
     for (size_t index = 0; index < unet_list.size(); ++index) {
       Unet& unet = unet_list[index];
       NoiseScheduler& ns = scheduler_list[index];
+      // one_unet_in_gpu(unet) on CUDA: every unet moved to the host, this
+      // one back to the GPU, and after its loop every unet back where it
+      // was (self.cuda() first moves nothing: the decoder is there). Each
+      // sample() so copies the unets' weights out and back, as the
+      // reference does.
+      std::vector<torch::Device> devices;
+      if (is_cuda) {
+        for (Unet& u : unet_list) {
+          devices.push_back(u->parameters().front().device());
+        }
+        unets->to(torch::kCPU);
+        unet->to(image_embed.device());
+      }
       const int64_t size = image_sizes[index];
       torch::Tensor lowres;
       if (unet->lowres_cond()) lowres = ResizeNearest(img, size, true) * 2 - 1;
@@ -231,6 +249,7 @@ class DecoderImpl : public torch::nn::Module {
         x = mean + nonzero * (0.5 * log_variance).exp() * noise;
       }
       img = (x + 1) * 0.5;
+      for (size_t k = 0; k < devices.size(); ++k) unet_list[k]->to(devices[k]);
     }
     return img;
   }

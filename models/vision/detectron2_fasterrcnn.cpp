@@ -13,10 +13,12 @@
 // One Train call is Detectron2Model.train(): model(batch) in training mode
 // returns the loss dict, the losses are summed, then zero_grad, backward and
 // build_optimizer's SGD step (BASE_LR 0.001 as TorchBench sets it, momentum
-// 0.9, weight decay 1e-4). One Eval call is eval(): model(batch) under
-// no_grad; TorchBench returns the Instances' tensor fields (scores and
-// pred_classes: pred_boxes is a Boxes, which its filter drops); Step()
-// returns the scores.
+// 0.9, weight decay 1e-4); the EventStorage figures it logs (the RPN's
+// anchor counts, the ROI heads' background counts and class accuracies)
+// are computed with their host syncs and dropped. One Eval call is eval():
+// model(batch) under no_grad; TorchBench returns the Instances' tensor
+// fields (scores and pred_classes: pred_boxes is a Boxes, which its filter
+// drops); Step() returns the scores.
 //
 // Inputs: TorchBench prefetches coco_2017_val_100 and runs the first batch.
 // COCO is not on the machine: coco_synthetic (models/common/coco_synthetic.h)

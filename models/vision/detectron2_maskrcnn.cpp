@@ -44,8 +44,10 @@
 // with the residual branches' last FrozenBN scaled by 0.2 as a stand-in for
 // trained statistics (StandInForCheckpoint; unscaled, R-101 training
 // diverges). The cost does not depend on the values, apart from how many
-// boxes survive NMS. The EventStorage figures mask_rcnn_loss logs are computed
-// and dropped, as nobody reads them.
+// boxes survive NMS. The EventStorage figures Train logs (the RPN's anchor
+// counts, the ROI heads' background counts and class accuracies,
+// mask_rcnn_loss's mask accuracies) are computed with their host syncs and
+// dropped, as nobody reads them.
 #include <torch/torch.h>
 
 #include <map>

@@ -94,20 +94,24 @@ struct Word {
 
 // CTCPostProcessor.ctc_best_path(logits, vocab, blank=len(vocab)) on N x T x
 // C logits.
+// Host reads in the reference's order: each sequence's best path row by
+// row (seq.tolist()), then the confidences (probs.tolist()).
 std::vector<Word> CtcBestPath(const torch::Tensor& logits) {
-  torch::Tensor probs = torch::softmax(logits, -1)
-                            .amax(-1)
-                            .amin(1)
-                            .to(torch::kCPU, torch::kDouble);
-  torch::Tensor best = logits.argmax(-1).to(torch::kCPU).contiguous();
+  const torch::Tensor probs =
+      std::get<0>(std::get<0>(torch::softmax(logits, -1).max(-1)).min(1));
+  const torch::Tensor best = logits.argmax(-1);
   std::vector<Word> words(logits.size(0));
   for (int64_t n = 0; n < best.size(0); ++n) {
-    const int64_t* seq = best[n].data_ptr<int64_t>();
-    for (int64_t t = 0; t < best.size(1); ++t) {
+    const torch::Tensor row = best[n].cpu().contiguous();
+    const int64_t* seq = row.data_ptr<int64_t>();
+    for (int64_t t = 0; t < row.size(0); ++t) {
       const bool repeat = t > 0 && seq[t] == seq[t - 1];
       if (!repeat && seq[t] != kBlank) words[n].indices.push_back(seq[t]);
     }
-    words[n].confidence = probs[n].item<double>();
+  }
+  const torch::Tensor host_probs = probs.cpu().to(torch::kDouble);
+  for (int64_t n = 0; n < best.size(0); ++n) {
+    words[n].confidence = host_probs[n].item<double>();
   }
   return words;
 }

@@ -47,7 +47,9 @@
 // allows about one ~60 ms CycleGAN iteration per epoch; it is the one
 // number to change if the subset turns out larger. Pairs are U(-1, 1)
 // (the normalised range; example_input.pt has mean 0.06 and std 0.57, U's
-// std is 0.577), taken in order.
+// std is 0.577), taken in order. They stay in host memory, as the data
+// loader's batches do, and each iteration copies its pair to the device
+// (CycleGANModel.set_input's .to(device)).
 //
 // With ModelConfig::small_inputs the images are 32x32 instead of 256x256
 // (same layers; the discriminator's map is 2x2): a full-size Train call is
@@ -208,16 +210,16 @@ using Losses = std::map<std::string, torch::Tensor>;
 
 class PytorchCycleGan final : public Model, public GoldenCheck {
  public:
-  explicit PytorchCycleGan(const ModelConfig& config) : mode_(config.mode) {
+  explicit PytorchCycleGan(const ModelConfig& config)
+      : mode_(config.mode), device_(config.device), dtype_(config.dtype()) {
     nets_->to(config.device);
     const int64_t size = config.small_inputs ? kSmallImageSize : kImageSize;
     const int64_t b = config.batch_size;
     if (mode_ == Mode::kTrain) {
+      // On the host, as the reference's data loader yields them.
       for (int64_t i = 0; i < kImagesPerEpoch; ++i) {
-        real_a_.push_back((torch::rand({b, 3, size, size}) * 2 - 1)
-                              .to(config.float_options()));
-        real_b_.push_back((torch::rand({b, 3, size, size}) * 2 - 1)
-                              .to(config.float_options()));
+        real_a_.push_back(torch::rand({b, 3, size, size}) * 2 - 1);
+        real_b_.push_back(torch::rand({b, 3, size, size}) * 2 - 1);
       }
       nets_->train();
       const optim::AdamOptions adam{.lr = kLr, .beta1 = kBeta1};
@@ -250,6 +252,7 @@ class PytorchCycleGan final : public Model, public GoldenCheck {
   // random swap runs within the call, with filled draws on both sides.
   std::map<std::string, torch::Tensor> GoldenOutputs() override {
     nets_->to(torch::kDouble);  // In place: the optimizers keep the tensors.
+    dtype_ = torch::kDouble;
     const int64_t b = real_a_.empty() ? 1 : real_a_[0].size(0);
     const std::vector<int64_t> shape = {b, 3, kSmallImageSize, kSmallImageSize};
     real_a_.clear();
@@ -298,7 +301,10 @@ class PytorchCycleGan final : public Model, public GoldenCheck {
             (total_iters == batch || total_iters == iterations * batch);
         first_iteration_ = total_iters == batch;
         Losses losses;
-        loss_g = OptimizeParameters(real_a_[i], real_b_[i], &losses);
+        // set_input: the batch's A and B copied to the device.
+        const torch::Tensor real_a = real_a_[i].to(device_, dtype_);
+        const torch::Tensor real_b = real_b_[i].to(device_, dtype_);
+        loss_g = OptimizeParameters(real_a, real_b, &losses);
         if (total_iters % kPrintFreq == 0) {
           for (const char* name : kLossNames) losses[name].item();
         }
@@ -404,8 +410,11 @@ class PytorchCycleGan final : public Model, public GoldenCheck {
   }
 
   Mode mode_;
+  torch::Device device_;
+  torch::ScalarType dtype_;
   CycleGanNets nets_;
-  std::vector<torch::Tensor> real_a_, real_b_;  // The epoch's pairs.
+  // The epoch's pairs, in host memory (fp32; float64 for the golden check).
+  std::vector<torch::Tensor> real_a_, real_b_;
   torch::Tensor eval_image_;
   std::unique_ptr<optim::Adam> optimizer_g_, optimizer_d_;
   ImagePool fake_a_pool_{kPoolSize}, fake_b_pool_{kPoolSize};

@@ -313,6 +313,9 @@ class PytorchStargan final : public Model, public GoldenCheck {
     const torch::Tensor rand_idx =
         golden ? torch::arange(b - 1, -1, -1) : torch::randperm(b);
     const torch::Tensor label_trg = label_org.index({rand_idx});
+    // c_org is only read by the generator step, which never runs; its clone
+    // is still part of the reference's step.
+    [[maybe_unused]] const torch::Tensor c_org = label_org.clone();
     const torch::Tensor c_trg = label_trg.clone();
 
     // Discriminator: real images, fakes, and the gradient penalty on

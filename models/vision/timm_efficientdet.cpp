@@ -13,7 +13,8 @@
 // targets (bench_labeler is off, so the AnchorLabeler runs in the data
 // loader's collate: here in the constructor), loss = focal class loss + 50 *
 // Huber box loss, loss.item(), zero_grad, backward, clip_grad_norm_(10),
-// SGD step, then lr_scheduler.step_update(num_updates=1). The optimizer is
+// SGD step, torch.cuda.synchronize(), then
+// lr_scheduler.step_update(num_updates=1). The optimizer is
 // timm's create_optimizer(opt='momentum', lr 0.01, momentum 0.9, weight
 // decay 4e-5 on parameters with more than one dimension). The cosine
 // scheduler (create_scheduler: warmup 5 epochs from warmup_lr 1e-4, counted
@@ -49,9 +50,9 @@
 // Differences from the reference: the BiFPN's nearest-neighbour upsampling
 // takes its output size from the feature pyramid of the actual input
 // (effdet fixes it from config.image_size; equal for the configured size);
-// Eval leaves the detections on the device (effdet's evaluator copies them
-// to the host with .cpu()) and, under fp16/bf16, returns them in that dtype
-// (the reference's are float32).
+// Eval copies the detections and image indices to the host as effdet's
+// evaluator does, but returns the device detections and, under fp16/bf16,
+// in that dtype (the reference's are float32).
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
@@ -66,6 +67,7 @@
 #include "torchbench/amp.h"
 #include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
+#include "torchbench/device.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
 #include "torchbench/registry.h"
@@ -108,9 +110,14 @@ class TimmEfficientDet final : public Model, public GoldenCheck {
     // train_epoch() calls model.train(); nothing ever calls model.eval().
     bench_->train();
     if (config_.mode == Mode::kEval) {
+      const torch::Tensor detections = EvalStep();
+      // evaluator.add_predictions: detections.cpu() and
+      // target['img_idx'].cpu(), host copies the evaluator keeps.
+      detections.cpu();
+      img_idx_.cpu();
       // effdet's detections are float32 whatever the model's dtype; the
       // harness wants the main output in that dtype (a (B, 100, 6) cast).
-      return EvalStep().to(images_.scalar_type());
+      return detections.to(images_.scalar_type());
     }
     return TrainStep();
   }
@@ -241,6 +248,7 @@ class TimmEfficientDet final : public Model, public GoldenCheck {
     }
     num_positives_ = torch::stack(positives).to(f32);
     img_scale_ = torch::ones({batch}, f32);
+    img_idx_ = torch::arange(batch, f32);  // the dataset indices, as float32
     img_size_ =
         torch::tensor({static_cast<float>(size), static_cast<float>(content)})
             .repeat({batch, 1})
@@ -280,6 +288,8 @@ class TimmEfficientDet final : public Model, public GoldenCheck {
     }
     common::ClipGradNorm(bench_->parameters(), 10.0);
     optimizer_->Step();
+    // train_epoch's torch.cuda.synchronize() after every step.
+    SynchronizeDevice(images_.device());
     return losses.loss.detach();
   }
 
@@ -293,6 +303,7 @@ class TimmEfficientDet final : public Model, public GoldenCheck {
   std::vector<torch::Tensor> box_targets_;
   torch::Tensor num_positives_;
   torch::Tensor img_scale_;
+  torch::Tensor img_idx_;
   torch::Tensor img_size_;
   GoldenRecorder recorder_;
 };

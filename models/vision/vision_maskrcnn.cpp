@@ -11,7 +11,10 @@
 // loss_rpn_box_reg) summed in that order; zero_grad, backward and one step
 // of SGD(lr 0.02, momentum 0.9, weight decay 1e-4) over the parameters that
 // require grad. One Eval call is eval(): model.eval() under no_grad, the
-// detections (boxes, labels, scores, masks) of each image.
+// detections (boxes, labels, scores, masks) of each image; pasting each
+// mask reads its box back element by element as torchvision's
+// paste_mask_in_image does (int(), the builtin max/min, tensor slice
+// bounds: about fourteen host syncs a detection).
 //
 // Inputs: TorchBench reads the first images of COCO 2017 val
 // (coco_2017_val_100, SequentialSampler) through CocoDetection and

@@ -15,8 +15,13 @@
 // hyp's 0.937 and 5e-4 are reached only at ni = 500). Forward at 416x416,
 // compute_loss (GIoU box, objectness and class BCE, build_targets with the
 // 0.2 anchor-IoU match), loss * batch / 64, backward, step, zero_grad, EMA
-// update. Its LambdaLR's step() at the end is left out: the next call's
-// burn-in overwrites every lr it sets.
+// update, then the progress line's reads of the four mean losses (host
+// syncs) and torch.cuda.empty_cache(). Its LambdaLR's step() at the end is
+// left out: the next call's burn-in overwrites every lr it sets. The loss's
+// small tensors (ft([0]) accumulators, pos_weights, the mean-loss buffer,
+// build_targets' offsets and class rows) are made on the host and copied
+// over, and build_targets' class assert reads each layer's maximum back,
+// as in the reference.
 //
 // One Eval call is eval(): the model (built at img_size 512, eval mode) on
 // rand(B, 3, 384, 512), non_max_suppression (conf 0.3, IoU 0.6, best class,
@@ -56,6 +61,7 @@
 #include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
+#include "torchbench/memory.h"
 #include "torchbench/model.h"
 #include "torchbench/optim.h"
 #include "torchbench/registry.h"
@@ -133,6 +139,13 @@ std::vector<LayerTargets> BuildTargets(DarknetImpl& model,
   const int64_t nt = targets.size(0);
   std::vector<LayerTargets> out;
   torch::Tensor gain = torch::ones({6}, targets.options());
+  // The overlap offsets, made on the host, copied and cast; only the rect
+  // styles (off here) read them.
+  [[maybe_unused]] const torch::Tensor off =
+      torch::tensor({1, 0, 0, 1, -1, 0, 0, -1}, torch::kLong)
+          .view({4, 2})
+          .to(targets.device())
+          .to(torch::kFloat);
   for (size_t i = 0; i < p.size(); ++i) {
     torch::Tensor anchors =
         model.AnchorVec(static_cast<int>(i), targets.device());
@@ -154,7 +167,8 @@ std::vector<LayerTargets> BuildTargets(DarknetImpl& model,
     torch::Tensor bc = t.index({Slice(), Slice(None, 2)}).to(torch::kLong).t();
     torch::Tensor gxy = t.index({Slice(), Slice(2, 4)});
     torch::Tensor gwh = t.index({Slice(), Slice(4, 6)});
-    torch::Tensor gij = gxy.to(torch::kLong);
+    // (gxy - offsets).long() with offsets the int 0.
+    torch::Tensor gij = (gxy - 0).to(torch::kLong);
     LayerTargets lt;
     lt.image = bc[0];
     lt.cls = bc[1];
@@ -163,6 +177,11 @@ std::vector<LayerTargets> BuildTargets(DarknetImpl& model,
     lt.gj = gij.index({Slice(), 1});
     lt.box = torch::cat({gxy - gij, gwh}, 1);
     lt.anchor_wh = anchors.index({a});
+    // assert c.max() < model.nc: a host read per layer with targets.
+    if (lt.cls.size(0) > 0) {
+      TORCH_CHECK((lt.cls.max() < kClasses).item<bool>(),
+                  "yolov3: a target class is not below ", kClasses);
+    }
     out.push_back(std::move(lt));
   }
   return out;
@@ -194,15 +213,20 @@ std::pair<torch::Tensor, torch::Tensor> ComputeLoss(
     DarknetImpl& model, const std::vector<torch::Tensor>& p,
     const torch::Tensor& targets, double gr,
     torch::ScalarType accumulator_dtype) {
-  const auto options =
-      torch::TensorOptions().dtype(accumulator_dtype).device(targets.device());
-  torch::Tensor lcls = torch::zeros({1}, options);
-  torch::Tensor lbox = torch::zeros({1}, options);
-  torch::Tensor lobj = torch::zeros({1}, options);
-  const torch::Tensor pos_weight = torch::ones({1}, options);  // cls/obj_pw
-  const auto bce =
-      F::BinaryCrossEntropyWithLogitsFuncOptions().pos_weight(pos_weight);
+  // ft([value]): a one-element tensor made on the host and copied over.
+  auto ft = [&](double value) {
+    return torch::full({1}, value, torch::dtype(accumulator_dtype))
+        .to(targets.device());
+  };
+  torch::Tensor lcls = ft(0);
+  torch::Tensor lbox = ft(0);
+  torch::Tensor lobj = ft(0);
   std::vector<LayerTargets> tg = BuildTargets(model, p, targets);
+  // BCEWithLogitsLoss(pos_weight=ft([cls_pw])) and ft([obj_pw]), both 1.
+  const auto bce_cls =
+      F::BinaryCrossEntropyWithLogitsFuncOptions().pos_weight(ft(1));
+  const auto bce_obj =
+      F::BinaryCrossEntropyWithLogitsFuncOptions().pos_weight(ft(1));
   for (size_t i = 0; i < p.size(); ++i) {
     const LayerTargets& t = tg[i];
     torch::Tensor tobj = torch::zeros_like(p[i].select(-1, 0));
@@ -219,11 +243,12 @@ std::pair<torch::Tensor, torch::Tensor> ComputeLoss(
           (1.0 - gr) + gr * giou.detach().clamp_min(0).to(tobj.scalar_type()));
       torch::Tensor cls = ps.index({Slice(), Slice(5, None)});
       torch::Tensor target = torch::zeros_like(cls);  // smooth_BCE(eps=0)
-      target.index_put_({torch::arange(nb, t.cls.options()), t.cls}, 1.0);
-      lcls.add_(F::binary_cross_entropy_with_logits(cls, target, bce));
+      // t[range(nb), tcls[i]] = cp: the range becomes a host index tensor.
+      target.index_put_({torch::arange(nb, torch::kLong), t.cls}, 1.0);
+      lcls.add_(F::binary_cross_entropy_with_logits(cls, target, bce_cls));
     }
     lobj.add_(
-        F::binary_cross_entropy_with_logits(p[i].select(-1, 4), tobj, bce));
+        F::binary_cross_entropy_with_logits(p[i].select(-1, 4), tobj, bce_obj));
   }
   lbox.mul_(kGiouGain);
   lobj.mul_(kObjGain);
@@ -515,9 +540,18 @@ class Yolov3 final : public Model, public GoldenCheck {
           Interp(ni, 0, kBurnIn, 0.0, j == 1 ? kWeightDecay : 0.0);
     }
     net_->train();
+    // mloss = torch.zeros(4).to(device).
+    torch::Tensor mloss =
+        torch::zeros({4}, torch::dtype(float_dtype_)).to(images_.device());
     torch::Tensor imgs = (images_.to(float_dtype_) / 255.0).to(input_dtype_);
     auto [p, unused] = net_->forward(imgs);
     auto [loss, items] = ComputeLoss(*net_, p, targets_, gr, float_dtype_);
+    // `if not torch.isfinite(loss)`: a host read; the reference then ends
+    // the loop without a backward (the harness reports the loss).
+    if (!torch::isfinite(loss).item<bool>()) {
+      StepHasNoBackward();
+      return loss.detach();
+    }
     loss = loss * (static_cast<double>(images_.size(0)) / 64);
     Backward(loss);
     if (recorder_.recording()) {
@@ -537,6 +571,13 @@ class Yolov3 final : public Model, public GoldenCheck {
       optimizer_->ZeroGrad();
       UpdateEma();
     }
+    // The progress line: mloss = (mloss * i + loss_items) / (i + 1), then
+    // '%10.3g' of each of its four entries, a host read each.
+    constexpr int64_t i = 0;
+    mloss = (mloss * i + items) / (i + 1);
+    for (int64_t k = 0; k < 4; ++k) mloss[k].item<double>();
+    // train_loop ends with torch.cuda.empty_cache().
+    ReleaseCachedMemory(images_.device());
     return loss.detach();
   }
 

@@ -37,6 +37,30 @@ std::vector<int64_t> InstanceSizes(const std::vector<Instances>& instances) {
   return sizes;
 }
 
+// fast_rcnn.py _log_classification_stats: the class accuracy figures
+// detectron2 puts in its EventStorage, computed for their work and host
+// syncs (four nonzero() counts, two boolean indexings) and dropped.
+void LogClassificationStats(const torch::Tensor& pred_logits,
+                            const torch::Tensor& gt_classes) {
+  if (gt_classes.numel() == 0) return;
+  torch::NoGradGuard no_grad;
+  const torch::Tensor pred_classes = pred_logits.argmax(1);
+  const int64_t bg_class_ind = pred_logits.size(1) - 1;
+  const torch::Tensor fg_inds = (gt_classes >= 0) & (gt_classes < bg_class_ind);
+  const int64_t num_fg = fg_inds.nonzero().numel();
+  const torch::Tensor fg_gt_classes = gt_classes.index({fg_inds});
+  const torch::Tensor fg_pred_classes = pred_classes.index({fg_inds});
+  const int64_t num_false_negative =
+      (fg_pred_classes == bg_class_ind).nonzero().numel();
+  const int64_t num_accurate = (pred_classes == gt_classes).nonzero().numel();
+  const int64_t fg_num_accurate =
+      (fg_pred_classes == fg_gt_classes).nonzero().numel();
+  (void)num_fg;
+  (void)num_false_negative;
+  (void)num_accurate;
+  (void)fg_num_accurate;
+}
+
 }  // namespace
 
 RoiPooler::RoiPooler(int64_t output_size, std::vector<double> scales,
@@ -162,6 +186,7 @@ LossDict FastRCNNOutputLayersImpl::Losses(
                                                  : p.proposal_boxes);
   }
   torch::Tensor gt_classes = torch::cat(classes, 0);
+  LogClassificationStats(scores, gt_classes);
   torch::Tensor proposal_boxes = torch::cat(boxes, 0);
   torch::Tensor gt_boxes = torch::cat(gt_boxes_list, 0);
 
@@ -331,6 +356,8 @@ std::vector<Instances> ROIHeadsImpl::LabelAndSampleProposals(
       sampled.gt_boxes = t.gt_boxes.index({sampled_targets});
       sampled.gt_index = sampled_targets;
     }
+    // num_bg_samples for the EventStorage: a host read per image.
+    (sampled.gt_classes == options_.num_classes).sum().item<int64_t>();
     out.push_back(std::move(sampled));
   }
   return out;

@@ -197,6 +197,10 @@ RpnOutput RPNImpl::forward(
     const int64_t num_images = static_cast<int64_t>(gt_labels_list.size());
     torch::Tensor gt_labels = torch::stack(gt_labels_list);
     torch::Tensor pos_mask = gt_labels == 1;
+    // rpn/num_pos_anchors and num_neg_anchors for the EventStorage: two host
+    // reads.
+    pos_mask.sum().item<int64_t>();
+    (gt_labels == 0).sum().item<int64_t>();
     torch::Tensor localization_loss;
     TORCH_CHECK(options_.bbox_reg_loss_type == "smooth_l1", "RPN box loss ",
                 options_.bbox_reg_loss_type,

@@ -109,6 +109,77 @@ ImageList GeneralizedRCNNTransform::operator()(
   return out;
 }
 
+namespace {
+
+// What Python's max(t, 0) / min(t, bound) leave for a 0-dim int64 tensor t:
+// t itself or the int, decided by a device comparison read back by the
+// builtin (0 > t and bound < t run as the reflected t < 0 and t > bound).
+struct PyIndex {
+  torch::Tensor tensor;  // undefined when the int won
+  int64_t value = 0;
+
+  // operator.index(): a host read when a tensor.
+  int64_t Index() const {
+    return tensor.defined() ? tensor.item<int64_t>() : value;
+  }
+  // self - t: a device subtraction (int - tensor is t.__rsub__(int)).
+  torch::Tensor Minus(const torch::Tensor& t) const {
+    return tensor.defined() ? tensor - t : torch::rsub(t, value);
+  }
+};
+
+PyIndex PyMax(const torch::Tensor& t, int64_t bound) {
+  if (torch::lt(t, bound).item<bool>()) return {torch::Tensor(), bound};
+  return {t, 0};
+}
+
+PyIndex PyMin(const torch::Tensor& t, int64_t bound) {
+  if (torch::gt(t, bound).item<bool>()) return {torch::Tensor(), bound};
+  return {t, 0};
+}
+
+// paste_mask_in_image: one padded mask and its int64 box, both on the
+// device, as torchvision runs it: int() of the box's width and height, the
+// builtin max/min of its coordinates against the image, and tensor slice
+// bounds read with __index__ (about fourteen host syncs a mask).
+torch::Tensor PasteMaskInImage(const torch::Tensor& mask_in,
+                               const torch::Tensor& box, int64_t im_h,
+                               int64_t im_w) {
+  const int64_t w = std::max<int64_t>((box[2] - box[0] + 1).item<int64_t>(), 1);
+  const int64_t h = std::max<int64_t>((box[3] - box[1] + 1).item<int64_t>(), 1);
+  const torch::Tensor mask = torch::nn::functional::interpolate(
+      mask_in.expand({1, 1, -1, -1}),
+      torch::nn::functional::InterpolateFuncOptions()
+          .size(std::vector<int64_t>{h, w})
+          .mode(torch::kBilinear)
+          .align_corners(false))[0][0];
+  torch::Tensor im_mask = torch::zeros({im_h, im_w}, mask.options());
+  const PyIndex x_0 = PyMax(box[0], 0);
+  const PyIndex x_1 = PyMin(box[2] + 1, im_w);
+  const PyIndex y_0 = PyMax(box[1], 0);
+  const PyIndex y_1 = PyMin(box[3] + 1, im_h);
+  // im_mask[y_0:y_1, x_0:x_1] = mask[(y_0 - box[1]):(y_1 - box[1]),
+  //                                  (x_0 - box[0]):(x_1 - box[0])]: the
+  // right side's bounds first, then the left side's.
+  const torch::Tensor src_y0 = y_0.Minus(box[1]);
+  const torch::Tensor src_y1 = y_1.Minus(box[1]);
+  const torch::Tensor src_x0 = x_0.Minus(box[0]);
+  const torch::Tensor src_x1 = x_1.Minus(box[0]);
+  const torch::Tensor src =
+      mask.slice(0, src_y0.item<int64_t>(), src_y1.item<int64_t>())
+          .slice(1, src_x0.item<int64_t>(), src_x1.item<int64_t>());
+  const int64_t dst_y0 = y_0.Index();
+  const int64_t dst_y1 = y_1.Index();
+  const int64_t dst_x0 = x_0.Index();
+  const int64_t dst_x1 = x_1.Index();
+  if (dst_y1 > dst_y0 && dst_x1 > dst_x0) {
+    im_mask.slice(0, dst_y0, dst_y1).slice(1, dst_x0, dst_x1).copy_(src);
+  }
+  return im_mask;
+}
+
+}  // namespace
+
 torch::Tensor PasteMasksInImage(const torch::Tensor& masks,
                                 const torch::Tensor& boxes, int64_t im_h,
                                 int64_t im_w) {
@@ -124,31 +195,10 @@ torch::Tensor PasteMasksInImage(const torch::Tensor& masks,
   h_half = h_half * scale;
   const torch::Tensor expanded =
       torch::stack({x_c - w_half, y_c - h_half, x_c + w_half, y_c + h_half}, 1)
-          .to(torch::kLong)
-          .cpu();
-  const auto b = expanded.accessor<int64_t, 2>();
+          .to(torch::kLong);
   std::vector<torch::Tensor> res;
   for (int64_t i = 0; i < padded.size(0); ++i) {
-    const int64_t w = std::max<int64_t>(b[i][2] - b[i][0] + 1, 1);
-    const int64_t h = std::max<int64_t>(b[i][3] - b[i][1] + 1, 1);
-    const torch::Tensor mask = torch::nn::functional::interpolate(
-        padded[i][0].expand({1, 1, -1, -1}),
-        torch::nn::functional::InterpolateFuncOptions()
-            .size(std::vector<int64_t>{h, w})
-            .mode(torch::kBilinear)
-            .align_corners(false))[0][0];
-    torch::Tensor im_mask = torch::zeros({im_h, im_w}, mask.options());
-    const int64_t x_0 = std::max<int64_t>(b[i][0], 0);
-    const int64_t x_1 = std::min<int64_t>(b[i][2] + 1, im_w);
-    const int64_t y_0 = std::max<int64_t>(b[i][1], 0);
-    const int64_t y_1 = std::min<int64_t>(b[i][3] + 1, im_h);
-    if (y_1 > y_0 && x_1 > x_0) {
-      im_mask.slice(0, y_0, y_1)
-          .slice(1, x_0, x_1)
-          .copy_(mask.slice(0, y_0 - b[i][1], y_1 - b[i][1])
-                     .slice(1, x_0 - b[i][0], x_1 - b[i][0]));
-    }
-    res.push_back(im_mask);
+    res.push_back(PasteMaskInImage(padded[i][0], expanded[i], im_h, im_w));
   }
   if (res.empty()) return masks.new_empty({0, 1, im_h, im_w});
   return torch::stack(res).unsqueeze(1);
