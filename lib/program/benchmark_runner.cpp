@@ -73,8 +73,8 @@ std::string Label(const Instance& instance) {
     absl::StrAppend(&label, " optimizer:",
                     OptimizerPathsText(instance.stepped_optimizer_paths()));
     if (config.precision == Precision::kAmpFp16) {
-      absl::StrAppend(&label,
-                      " grad_scaler:", Bool(instance.spec().amp_grad_scaler));
+      absl::StrAppend(&label, " grad_scaler:",
+                      AmpGradScalerName(instance.spec().amp_grad_scaler));
     }
   }
   if (config.device.is_cuda()) {

@@ -59,8 +59,18 @@ void Instance::Activate() const { ApplyBackendFlags(backend_flags_); }
 
 torch::Tensor Instance::Step() {
   optim::internal::TakeSteppedPaths();
-  StepPrecision precision(config_,
-                          entry_->spec.amp_grad_scaler ? &scaler_ : nullptr);
+  GradScaler* scaler = nullptr;
+  switch (entry_->spec.amp_grad_scaler) {
+    case AmpGradScaler::kNone:
+      break;
+    case AmpGradScaler::kPerStep:
+      scaler_ = GradScaler();
+      [[fallthrough]];
+    case AmpGradScaler::kKept:
+      scaler = &scaler_;
+      break;
+  }
+  StepPrecision precision(config_, scaler);
   torch::Tensor out;
   if (config_.mode == Mode::kEval) {
     torch::NoGradGuard no_grad;

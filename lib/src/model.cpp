@@ -78,6 +78,18 @@ int64_t ModelSpec::MinBatchSize(Mode mode) const {
       1, mode == Mode::kTrain ? min_train_batch_size : min_eval_batch_size);
 }
 
+const char* AmpGradScalerName(AmpGradScaler scaler) {
+  switch (scaler) {
+    case AmpGradScaler::kKept:
+      return "kept";
+    case AmpGradScaler::kPerStep:
+      return "per_step";
+    case AmpGradScaler::kNone:
+      break;
+  }
+  return "none";
+}
+
 const CudnnFlags& ModelSpec::Cudnn(Mode mode) const {
   return mode == Mode::kTrain ? train_cudnn : eval_cudnn;
 }

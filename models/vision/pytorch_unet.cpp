@@ -374,10 +374,10 @@ TORCHBENCH_REGISTER_MODEL(
          // eval() and two train() calls of the reference's own code on filled
          // weights and images at 64x95, in float64 (GoldenOutputs says why).
          // metadata.yaml: cuDNN deterministic in both modes; enable_amp() adds
-         // torch.cuda.amp.GradScaler to train().
+         // a new torch.cuda.amp.GradScaler on every train() call.
          .train_cudnn = {.deterministic = true},
          .eval_cudnn = {.deterministic = true},
-         .amp_grad_scaler = true,
+         .amp_grad_scaler = AmpGradScaler::kPerStep,
          .checks = {.golden_file = "pytorch_unet.golden"}}),
     MakeModel<PytorchUnet>());
 

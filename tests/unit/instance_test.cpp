@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <limits>
+
 #include "torchbench/amp.h"
 #include "torchbench/optim.h"
 #include "torchbench/registry.h"
@@ -10,7 +12,8 @@
 namespace torchbench {
 namespace {
 
-// Records, per step, whether the harness gave it a GradScaler.
+// Records, per step, whether the harness gave it a GradScaler and its scale
+// then; its first step's gradients are Inf (the scaler backs off).
 class ScalerProbe final : public Model {
  public:
   explicit ScalerProbe(const ModelConfig& config)
@@ -18,20 +21,26 @@ class ScalerProbe final : public Model {
         sgd_({w_}, {.lr = 0.1}, config.optimizer) {}
   torch::Tensor Step() override {
     had_scaler_ = ActiveGradScaler() != nullptr;
+    scale_ = had_scaler_ ? ActiveGradScaler()->scale() : 0;
     sgd_.ZeroGrad();
-    torch::Tensor loss = (w_ * 3.0).sum();
+    const double factor =
+        steps_++ == 0 ? std::numeric_limits<double>::infinity() : 3.0;
+    torch::Tensor loss = (w_ * factor).sum();
     Backward(loss);
     sgd_.Step();
     return loss.detach();
   }
   torch::nn::Module& module() override { return root_; }
   bool had_scaler() const { return had_scaler_; }
+  double scale() const { return scale_; }
 
  private:
   torch::nn::Module root_;
   torch::Tensor w_;
   optim::Sgd sgd_;
   bool had_scaler_ = false;
+  double scale_ = 0;
+  int steps_ = 0;
 };
 
 ModelSpec ProbeSpec(const std::string& name) {
@@ -105,17 +114,29 @@ TEST(BackendFlagsTest, EachInstanceRunsUnderItsOwn) {
 TEST(InstanceTest, Fp16AmpTrainScalesOnlyWhereTheSpecSays) {
   Registry registry;
   ModelSpec scaled = ProbeSpec("scaled");
-  scaled.amp_grad_scaler = true;
+  scaled.amp_grad_scaler = AmpGradScaler::kKept;
+  ModelSpec per_step = ProbeSpec("per_step");
+  per_step.amp_grad_scaler = AmpGradScaler::kPerStep;
   ASSERT_TRUE(
       registry.Add(ProbeSpec("plain"), MakeModel<ScalerProbe>(), "f", 1).ok());
   ASSERT_TRUE(registry.Add(scaled, MakeModel<ScalerProbe>(), "f", 2).ok());
+  ASSERT_TRUE(registry.Add(per_step, MakeModel<ScalerProbe>(), "f", 3).ok());
   const ModelConfig amp = ProbeConfig(Mode::kTrain, Precision::kAmpFp16);
   Instance plain(*registry.Find("plain"), amp);
   plain.Step();
   EXPECT_FALSE(dynamic_cast<ScalerProbe&>(plain.model()).had_scaler());
+  // A kept scaler backs off after the Inf step and stays backed off; a new
+  // one per step (pytorch_unet's) starts each step at 2^16.
   Instance with(*registry.Find("scaled"), amp);
   with.Step();
   EXPECT_TRUE(dynamic_cast<ScalerProbe&>(with.model()).had_scaler());
+  with.Step();
+  EXPECT_EQ(dynamic_cast<ScalerProbe&>(with.model()).scale(), 32768.0);
+  Instance fresh(*registry.Find("per_step"), amp);
+  fresh.Step();
+  fresh.Step();
+  EXPECT_TRUE(dynamic_cast<ScalerProbe&>(fresh.model()).had_scaler());
+  EXPECT_EQ(dynamic_cast<ScalerProbe&>(fresh.model()).scale(), 65536.0);
   // amp_bf16 never scales.
   Instance bf16(*registry.Find("scaled"),
                 ProbeConfig(Mode::kTrain, Precision::kAmpBf16));

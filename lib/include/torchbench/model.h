@@ -199,6 +199,17 @@ struct CudnnFlags {
   bool deterministic = false;
 };
 
+// The GradScaler of a model's amp_fp16 Train step. TorchBench's amp Train is
+// autocast around the forward stage with no scaler, except where a model's
+// own enable_amp() adds one: timm_efficientdet's NativeScaler is made once
+// and kept (kKept); pytorch_unet's train() makes a new
+// torch.cuda.amp.GradScaler on every call (kPerStep: each step starts at the
+// initial scale, and the scale never grows).
+enum class AmpGradScaler { kNone, kKept, kPerStep };
+
+// Returns "none", "kept" or "per_step".
+const char* AmpGradScalerName(AmpGradScaler scaler);
+
 // A precision a model cannot run, and why; the harness skips those
 // instances with one line naming the reason.
 struct PrecisionLimit {
@@ -262,11 +273,8 @@ struct ModelSpec {
   CudnnFlags train_cudnn;
   CudnnFlags eval_cudnn;
 
-  // Whether amp_fp16 Train scales the loss with a GradScaler. TorchBench's
-  // amp Train is autocast around the forward stage with no scaler, except
-  // where a model's own enable_amp() adds one (pytorch_unet's
-  // torch.cuda.amp.GradScaler, timm_efficientdet's NativeScaler).
-  bool amp_grad_scaler = false;
+  // Whether and how amp_fp16 Train scales the loss (AmpGradScaler).
+  AmpGradScaler amp_grad_scaler = AmpGradScaler::kNone;
 
   // What the tests check and how.
   ModelChecks checks;
