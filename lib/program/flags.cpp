@@ -197,10 +197,12 @@ std::string HarnessFlagsHelp() {
   --torchbench_device=cpu|cuda[:i]   device to run on (default: cuda when usable, else cpu)
   --torchbench_batch_sizes=1,8,32    batch sizes instead of each model's defaults
                                      (models with a fixed batch size keep theirs)
-  --torchbench_precision=P          fp32 (default), tf32 (TF32 matmul and cuDNN),
+  --torchbench_precision=P          fp32 (default; PyTorch's math flags: cuDNN
+                                     may use TF32, matmuls not), tf32 (both may),
                                      fp16 / bf16 (module and inputs converted),
                                      amp_fp16 / amp_bf16 (autocast; fp16 Train
-                                     scales the loss), or default (each model's
+                                     scales the loss where the model's TorchBench
+                                     code does), or default (each model's
                                      TorchBench default: fp16 Eval for torchvision
                                      and timm on CUDA, ...; fp32 on the CPU)
   --torchbench_optimizer=default|foreach|single

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# tools/gpu_check.sh on a machine without a GPU or its .deb files: --dry-run
+# plans every instance (C++ and Python), builds only the program, prints the
+# summary's columns, creates nothing and exits 0; a bad argument is one line
+# and exit 2.
+#
+#   check_gpu_check.sh <source-dir>
+set -uo pipefail
+root=$1
+script="$root/tools/gpu_check.sh"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+out=$("$script" --dry-run --out "$work/out" --build-dir "$work/build" \
+      --deps "$work/no-deps" --repetitions 7 2>&1)
+rc=$?
+printf '%s\n' "$out"
+[ "$rc" -eq 0 ] || fail "--dry-run exited $rc"
+for want in \
+    'resnet50/Train +fp32 +C\+\+ and Python' 'resnet50/Eval +fp32 +C\+\+ and Python' \
+    'hf_Bert/Train +fp32 +C\+\+ and Python' 'hf_Bert/Eval +fp32 +C\+\+ and Python' \
+    'resnet50/Train +default +C\+\+ and Python' 'resnet50/Eval +default +C\+\+ and Python' \
+    'hf_Bert/Train +default +C\+\+ and Python' 'hf_Bert/Eval +default +C\+\+ and Python' \
+    'pytorch_unet/Train +amp_fp16 +C\+\+$' 'moco/Train +default +C\+\+$' \
+    'vision_maskrcnn/Eval +default +C\+\+$' \
+    'dpkg -x' '-DTORCHBENCH_ENABLE_TESTING=OFF' '-DTORCHBENCH_CCACHE=OFF' \
+    'CCACHE_DISABLE=1 cmake --build .* --target torchbench -j' \
+    "torchbench --torchbench_device=cuda --torchbench_precision=amp_fp16 --torchbench_profile '--benchmark_filter=\^\(pytorch_unet/Train\)/batch_size:\[0-9\]\+\\$'" \
+    '--benchmark_repetitions=7 ' \
+    'compare_eager.py --device cuda --precision=default --models resnet50 hf_Bert .*--kernels' \
+    'gpu_check_summary.py .*--plan fp32:resnet50/Train' \
+    'C\+\+/Py +C\+\+ ms / Py ms' 'mem% ' 'kern% ' 'syncs '; do
+  printf '%s\n' "$out" | grep -Eq -- "$want" || fail "--dry-run does not print /$want/"
+done
+if [ -e "$work/out" ] || [ -e "$work/build" ]; then fail "--dry-run created files"; fi
+
+for args in "--repetitions=abc" "--bogus" "--out" "--prepare --dry-run"; do
+  # shellcheck disable=SC2086  # the arguments, word by word
+  said=$("$script" $args 2>&1)
+  rc=$?
+  [ "$rc" -eq 2 ] || fail "'$args' exited $rc, not 2: $said"
+  [ "$(printf '%s\n' "$said" | wc -l)" -eq 1 ] || fail "'$args' printed more than one line: $said"
+done
+echo "gpu_check.sh: dry run and bad arguments as expected"
