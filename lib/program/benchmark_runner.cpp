@@ -335,22 +335,7 @@ std::vector<std::string> RegisterModelBenchmarks(
   return names;
 }
 
-ProfilingReporter::ProfilingReporter(
-    std::unique_ptr<benchmark::BenchmarkReporter> inner)
-    : inner_(std::move(inner)) {}
-
-void ProfilingReporter::ShareStreams() {
-  inner_->SetOutputStream(&GetOutputStream());
-  inner_->SetErrorStream(&GetErrorStream());
-}
-
-bool ProfilingReporter::ReportContext(const Context& context) {
-  ShareStreams();
-  return inner_->ReportContext(context);
-}
-
 void ProfilingReporter::ReportRuns(const std::vector<Run>& runs) {
-  ShareStreams();
   // The runs of one instance reach this reporter up to four times
   // (repetitions and aggregates, display and file): a failed pass is
   // reported, and counted, once per instance.
@@ -383,12 +368,7 @@ void ProfilingReporter::ReportRuns(const std::vector<Run>& runs) {
       run.counters[key] = benchmark::Counter(spread ? 0 : value);
     }
   }
-  inner_->ReportRuns(out);
-}
-
-void ProfilingReporter::Finalize() {
-  ShareStreams();
-  inner_->Finalize();
+  ForwardingReporter::ReportRuns(out);
 }
 
 int ErroredInstances() { return errored_instances.load(); }

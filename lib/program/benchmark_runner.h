@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "program/flags.h"
+#include "program/reporter.h"
 #include "torchbench/registry.h"
 
 namespace torchbench {
@@ -95,17 +96,10 @@ std::vector<std::string> RegisterModelBenchmarks(
 // as before, put a CUPTI session in front of every measured repetition.
 // Other runs pass through unchanged; a failed pass marks the instance's runs
 // errored with "profiling failed: ...".
-class ProfilingReporter : public benchmark::BenchmarkReporter {
+class ProfilingReporter : public ForwardingReporter {
  public:
-  explicit ProfilingReporter(
-      std::unique_ptr<benchmark::BenchmarkReporter> inner);
-  bool ReportContext(const Context& context) override;
+  using ForwardingReporter::ForwardingReporter;
   void ReportRuns(const std::vector<Run>& runs) override;
-  void Finalize() override;
-
- private:
-  void ShareStreams();
-  std::unique_ptr<benchmark::BenchmarkReporter> inner_;
 };
 
 // Returns how many benchmark instances errored since the process started.

@@ -75,24 +75,37 @@ void ZeroTheCvOfAllZeroCounters(
 
 }  // namespace
 
-ExactNameReporter::ExactNameReporter(
-    std::unique_ptr<benchmark::BenchmarkReporter> inner, OwnsBenchmark owns)
-    : inner_(std::move(inner)), owns_(std::move(owns)) {}
+ForwardingReporter::ForwardingReporter(
+    std::unique_ptr<benchmark::BenchmarkReporter> inner)
+    : inner_(std::move(inner)) {}
 
-void ExactNameReporter::ShareStreams() {
+void ForwardingReporter::ShareStreams() {
   // Google Benchmark points this reporter's streams at stdout or the
   // --benchmark_out file; the inner reporter writes there too.
   inner_->SetOutputStream(&GetOutputStream());
   inner_->SetErrorStream(&GetErrorStream());
 }
 
-bool ExactNameReporter::ReportContext(const Context& context) {
+bool ForwardingReporter::ReportContext(const Context& context) {
   ShareStreams();
   return inner_->ReportContext(context);
 }
 
-void ExactNameReporter::ReportRuns(const std::vector<Run>& runs) {
+void ForwardingReporter::ReportRuns(const std::vector<Run>& runs) {
   ShareStreams();
+  inner_->ReportRuns(runs);
+}
+
+void ForwardingReporter::Finalize() {
+  ShareStreams();
+  inner_->Finalize();
+}
+
+ExactNameReporter::ExactNameReporter(
+    std::unique_ptr<benchmark::BenchmarkReporter> inner, OwnsBenchmark owns)
+    : ForwardingReporter(std::move(inner)), owns_(std::move(owns)) {}
+
+void ExactNameReporter::ReportRuns(const std::vector<Run>& runs) {
   std::vector<Run> renamed = runs;
   for (Run& run : renamed) {
     if (!owns_ || owns_(run.run_name.function_name)) {
@@ -100,12 +113,7 @@ void ExactNameReporter::ReportRuns(const std::vector<Run>& runs) {
     }
   }
   ZeroTheCvOfAllZeroCounters(&renamed);
-  inner_->ReportRuns(renamed);
-}
-
-void ExactNameReporter::Finalize() {
-  ShareStreams();
-  inner_->Finalize();
+  ForwardingReporter::ReportRuns(renamed);
 }
 
 Reporters MakeReporters(int argc, char** argv, OwnsBenchmark owns,

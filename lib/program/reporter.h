@@ -21,14 +21,14 @@ namespace torchbench {
 // the harness's; null means every benchmark is.
 using OwnsBenchmark = std::function<bool(const std::string& name)>;
 
-// Forwards every call to `inner`, with the time-type suffix removed from the
-// runs of the benchmarks `owns` accepts (others, e.g. a user's own manually
-// timed benchmarks beside TorchBench's, keep Google Benchmark's names).
-class ExactNameReporter : public benchmark::BenchmarkReporter {
+// Hands every call to `inner`, which writes to this reporter's streams
+// (Google Benchmark sets them after construction, so they are shared on each
+// call). A subclass changes the runs on their way by overriding ReportRuns
+// and calling ForwardingReporter::ReportRuns with what `inner` should get.
+class ForwardingReporter : public benchmark::BenchmarkReporter {
  public:
-  explicit ExactNameReporter(
-      std::unique_ptr<benchmark::BenchmarkReporter> inner,
-      OwnsBenchmark owns = nullptr);
+  explicit ForwardingReporter(
+      std::unique_ptr<benchmark::BenchmarkReporter> inner);
   bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override;
@@ -36,6 +36,19 @@ class ExactNameReporter : public benchmark::BenchmarkReporter {
  private:
   void ShareStreams();
   std::unique_ptr<benchmark::BenchmarkReporter> inner_;
+};
+
+// Forwards every call to `inner`, with the time-type suffix removed from the
+// runs of the benchmarks `owns` accepts (others, e.g. a user's own manually
+// timed benchmarks beside TorchBench's, keep Google Benchmark's names).
+class ExactNameReporter : public ForwardingReporter {
+ public:
+  explicit ExactNameReporter(
+      std::unique_ptr<benchmark::BenchmarkReporter> inner,
+      OwnsBenchmark owns = nullptr);
+  void ReportRuns(const std::vector<Run>& runs) override;
+
+ private:
   OwnsBenchmark owns_;
 };
 
