@@ -23,6 +23,7 @@
 #include "program/isolation.h"
 #include "program/journal.h"
 #include "program/op_counter.h"
+#include "program/op_coverage.h"
 #include "program/profile.h"
 #include "program/reporter.h"
 #include "torchbench/device.h"
@@ -124,8 +125,45 @@ const std::map<std::string, double>* ProfileAfterRepetitions(
               .first->second;
 }
 
+// Each instance's coverage counters, taken once: its first call runs the
+// pass, right after the instance was built and warmed up, so the step
+// recorded is the same on every run whatever the timing.
+std::map<std::string, std::map<std::string, double>>& Coverages() {
+  static auto* coverages =
+      new std::map<std::string, std::map<std::string, double>>();
+  return *coverages;
+}
+
+// One step under OpCoverage; appends the instance's line to `path`.
+std::map<std::string, double> CoverageOf(Instance& instance,
+                                         const std::string& name,
+                                         const std::string& path) {
+  std::vector<CoveredOp> ops;
+  {
+    OpCoverage coverage;
+    instance.Step();
+    SynchronizeDevice(instance.config().device);
+    ops = coverage.ops();
+  }
+  const ModelConfig& config = instance.config();
+  const absl::Status written = AppendCoverageLine(
+      path,
+      CoverageInstanceLine({.instance = name,
+                            .model = instance.spec().name,
+                            .domain = instance.spec().domain,
+                            .mode = ModeName(config.mode),
+                            .batch_size = config.batch_size,
+                            .device = config.device.str(),
+                            .precision = PrecisionName(config.precision)},
+                           ops),
+      /*truncate=*/false);
+  if (!written.ok()) throw std::runtime_error(std::string(written.message()));
+  return CoverageCounters(ops);
+}
+
 void RunInstance(benchmark::State& state, const RegisteredModel* entry,
-                 ModelConfig config, int warmup_steps, bool count_ops) {
+                 ModelConfig config, int warmup_steps, bool count_ops,
+                 const std::string& coverage_file) {
   if (Interrupted()) {
     // Not an error of the model: dropped from the results and the journal.
     LiveInstance().Release();
@@ -138,6 +176,16 @@ void RunInstance(benchmark::State& state, const RegisteredModel* entry,
   } catch (const std::exception& e) {
     Fail(state, absl::StrCat("setup failed: ", Describe(e)));
     return;
+  }
+  const std::string name =
+      InstanceName(entry->spec.name, config.mode, config.batch_size);
+  if (!coverage_file.empty() && Coverages().count(name) == 0) {
+    try {
+      Coverages()[name] = CoverageOf(*instance, name, coverage_file);
+    } catch (const std::exception& e) {
+      Fail(state, absl::StrCat("op coverage failed: ", Describe(e)));
+      return;
+    }
   }
   int64_t aten_ops = -1;
   int64_t optimizer_ops = -1;
@@ -214,6 +262,11 @@ void RunInstance(benchmark::State& state, const RegisteredModel* entry,
       benchmark::Counter(static_cast<double>(instance->counts().parameters));
   state.counters["batch_size"] =
       benchmark::Counter(static_cast<double>(config.batch_size));
+  if (const auto it = Coverages().find(name); it != Coverages().end()) {
+    for (const auto& [key, value] : it->second) {
+      state.counters[key] = benchmark::Counter(value);
+    }
+  }
   if (aten_ops >= 0) {
     state.counters["aten_ops"] =
         benchmark::Counter(static_cast<double>(aten_ops));
@@ -305,6 +358,7 @@ void RegisterInstances(const std::vector<PlannedInstance>& planned,
                        const RunOptions& options) {
   const int warmup = options.warmup_steps;
   const bool count_ops = options.count_ops;
+  const std::string coverage_file = options.op_coverage_file;
   for (const PlannedInstance& p : planned) {
     const RegisteredModel* entry = p.entry;
     const ModelConfig config = p.config;
@@ -314,11 +368,12 @@ void RegisterInstances(const std::vector<PlannedInstance>& planned,
       plan.options.steps = options.profile_steps;
       plan.options.trace_dir = options.trace_dir;
     }
-    benchmark::RegisterBenchmark(
-        p.name.c_str(),
-        [entry, config, warmup, count_ops](benchmark::State& state) {
-          RunInstance(state, entry, config, warmup, count_ops);
-        })
+    benchmark::RegisterBenchmark(p.name.c_str(),
+                                 [entry, config, warmup, count_ops,
+                                  coverage_file](benchmark::State& state) {
+                                   RunInstance(state, entry, config, warmup,
+                                               count_ops, coverage_file);
+                                 })
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }

@@ -36,6 +36,10 @@ struct RunOptions {
   int profile_steps = 0;
   // With profile_steps: where each instance's trace and tables go ("": none).
   std::string trace_dir;
+  // Non-empty: before an instance's first timed loop, one untimed step under
+  // OpCoverage (op_coverage.h) appends the instance's line to this file and
+  // adds ops_distinct* counters.
+  std::string op_coverage_file;
   bool channels_last = false;
   int warmup_steps = 3;
   uint64_t seed = 1337;

@@ -55,6 +55,9 @@ std::vector<std::pair<std::string, std::string>> RunContext(
   kv.emplace_back("cudnn_benchmark", "per_model");
   kv.emplace_back("cudnn_deterministic", "per_model");
   kv.emplace_back("channels_last", Bool(flags.channels_last));
+  if (!flags.op_coverage.empty()) {
+    kv.emplace_back("op_coverage_file", flags.op_coverage);
+  }
   kv.emplace_back("intra_op_threads", absl::StrCat(at::get_num_threads()));
   kv.emplace_back("inter_op_threads",
                   absl::StrCat(at::get_num_interop_threads()));

@@ -112,6 +112,9 @@ absl::StatusOr<HarnessFlags> ParseHarnessFlags(int* argc, char** argv) {
       if (auto s = need_value(); !s.ok()) return s;
       flags.trace_dir = *value;
       flags.profile = true;
+    } else if (name == "torchbench_op_coverage") {
+      if (auto s = need_value(); !s.ok()) return s;
+      flags.op_coverage = *value;
     } else if (name == "torchbench_channels_last") {
       auto b = ParseBool(name, value);
       if (!b.ok()) return b.status();
@@ -222,6 +225,10 @@ std::string HarnessFlagsHelp() {
   --torchbench_trace_dir=DIR         also save each instance's Chrome trace (Perfetto,
                                      Holistic Trace Analysis) and top-k op tables
                                      in DIR (implies --torchbench_profile)
+  --torchbench_op_coverage=FILE      the operators each instance dispatches in one
+                                     untimed step (after warm-up), by phase, to FILE
+                                     (JSON lines; tools/tb coverage reads it), and
+                                     ops_distinct* counters to its results
   --torchbench_channels_last         channels-last memory format for vision models
   --torchbench_warmup_steps=N        untimed steps before timing each instance (default 3)
   --torchbench_seed=N                seed for weights and inputs (default 1337)

@@ -39,6 +39,10 @@ struct HarnessFlags {
   // --torchbench_trace_dir=DIR: each instance's Chrome trace and profile
   // tables.
   std::string trace_dir;
+  // --torchbench_op_coverage=FILE: the operators each instance dispatches in
+  // one untimed step (op_coverage.h) go to FILE, and counters ops_distinct,
+  // ... to its results.
+  std::string op_coverage;
   // --torchbench_channels_last.
   bool channels_last = false;
   // --torchbench_warmup_steps=N untimed steps after building an instance

@@ -6,6 +6,7 @@
 
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
+#include <torch/version.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include "program/isolation.h"
 #include "program/journal.h"
 #include "program/list_models.h"
+#include "program/op_coverage.h"
 #include "program/progress.h"
 #include "program/reporter.h"
 #include "program/shard.h"
@@ -378,6 +380,7 @@ int RunMain(int argc, char** argv, bool caller_benchmarks) {
   options.seed = flags->seed;
   options.batch_sizes = flags->batch_sizes;
   options.filter = filter;
+  options.op_coverage_file = flags->op_coverage;
   std::vector<RegistrationNote> notes;
   std::vector<PlannedInstance> planned =
       PlanInstances(Registry::Global(), options, &notes);
@@ -460,6 +463,25 @@ int RunMain(int argc, char** argv, bool caller_benchmarks) {
                 << replay.size() << " instance(s) done, " << todo.size()
                 << " to run\n";
       planned = std::move(todo);
+    }
+  }
+  // The coverage file starts with the registry, the denominator; isolated
+  // children append their instances, and a resumed run keeps what is there.
+  if (!flags->op_coverage.empty() && !child && !list_tests) {
+    std::error_code ec;
+    const bool keep = !flags->resume.empty() &&
+                      std::filesystem::file_size(flags->op_coverage, ec) > 0 &&
+                      !ec;
+    if (!keep) {
+      const absl::Status written =
+          AppendCoverageLine(flags->op_coverage,
+                             CoverageRegistryLine(TORCH_VERSION, device.str(),
+                                                  RegisteredOperators()),
+                             /*truncate=*/true);
+      if (!written.ok()) {
+        std::cerr << "torchbench: " << written.message() << "\n";
+        return 2;
+      }
     }
   }
   std::unique_ptr<JournalWriter> journal;
