@@ -2,7 +2,7 @@
 """One self-contained HTML page from torchbench runs (tools/tb report).
 
   report.py RESULTS.json [RESULTS_B.json] [SEARCH.json...] -o report.html
-            [--models-json MODELS.json] [--profiles DIR] [--title TEXT]
+            [--models-json MODELS.json] [--profiles DIR] [--coverage FILE...] [--title TEXT]
 
 Inputs, told apart by their content:
 - one or two Google Benchmark JSON files of the torchbench program
@@ -15,15 +15,20 @@ Inputs, told apart by their content:
 - --models-json: `torchbench --torchbench_list_models=json`, for the models'
   domains when the runs' context lacks torchbench_model_domains;
 - --profiles DIR: <DIR>/<instance name, [^A-Za-z0-9._-] -> _>.profile.json,
-  for the host ops that only the training step runs.
+  for the host ops that only the training step runs;
+- --coverage FILE (repeatable): coverage files of --torchbench_op_coverage (or
+  runs naming one), or one tools/tb coverage -o file, for an operator coverage
+  section (tools/coverage.py computes it).
 
 The page: a summary (device, commit, LibTorch, date, instances, errors,
 flags), then 1. a table per domain, 2. train against eval per model with
 heuristic flags, 3. the batch searches, 4. run B against run A (two files),
-and a legend. Plots are inline SVG drawn by matplotlib.
+5. operator coverage (--coverage), and a legend. Plots are inline SVG drawn
+by matplotlib.
 
 Exit status: 0 written, 2 bad input or usage (unreadable or corrupt JSON, a
-file that is neither kind, more than two results files).
+file that is neither kind, more than two results files, a --coverage input
+tools/tb coverage refuses).
 """
 
 import argparse
@@ -32,6 +37,7 @@ import os
 import re
 import sys
 
+import coverage
 from report_rules import number
 
 TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
@@ -381,6 +387,10 @@ def parse_args(argv):
                         "domains when the run's context lacks torchbench_model_domains")
     p.add_argument("--profiles", metavar="DIR",
                    help="directory of <instance>.profile.json files (--torchbench_profile)")
+    p.add_argument("--coverage", action="append", metavar="FILE",
+                   help="an operator coverage section from coverage files "
+                        "(--torchbench_op_coverage=FILE, or a run JSON naming one; repeatable) "
+                        "or one tools/tb coverage -o file")
     p.add_argument("--title", default="torchbench-cpp report", help="the page's title")
     return p.parse_args(argv)
 
@@ -392,8 +402,12 @@ def main(argv=None):
         listed = load_models_json(args.models_json) if args.models_json else {}
         if args.profiles and not os.path.isdir(args.profiles):
             raise InputError(f"--profiles {args.profiles}: not a directory")
+        cov = coverage.load_doc(args.coverage) if args.coverage else None
     except InputError as e:
         print(f"report: {e}", file=sys.stderr)
+        return 2
+    except coverage.InputError as e:
+        print(f"report: --coverage: {e}", file=sys.stderr)
         return 2
     try:
         import report_page  # matplotlib is imported here, after the inputs are checked
@@ -419,7 +433,7 @@ def main(argv=None):
     for w in warnings:
         print(f"report: warning: {w}", file=sys.stderr)
     doc = report_page.render(args.title, analyses, search_files, domain_of, warnings,
-                             profiles=bool(args.profiles))
+                             profiles=bool(args.profiles), coverage=cov)
     try:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(doc)

@@ -110,7 +110,7 @@ def fact(label, value, alert=False):
             f'<span>{e(value)}</span></div>')
 
 
-def summary(title, analyses, search_files, domain_of, warnings):
+def summary(title, analyses, search_files, domain_of, warnings, coverage=None):
     files = [r.path for r, _, _ in analyses] + [s.path for s in search_files]
     out = [f"<header><h1>{e(title)}</h1><p class=\"muted\">from "
            + ", ".join(f"<code>{e(os.path.basename(f))}</code>" for f in files) + "</p>"]
@@ -131,7 +131,7 @@ def summary(title, analyses, search_files, domain_of, warnings):
         ctx = search_files[0].context
         out.append('<div class="facts">' + "".join(
             fact(label, ctx.get(key) or "—") for label, key in CONTEXT_KEYS[:5]) + "</div>")
-    out.append(glance(analyses, search_files, domain_of, warnings))
+    out.append(glance(analyses, search_files, domain_of, warnings, coverage))
     out.append("</header>")
     return "".join(out)
 
@@ -157,7 +157,7 @@ def context_table(runs):
             "the runs. Sections 1–2 describe run A; section “B against A” compares both.</p>")
 
 
-def glance(analyses, search_files, domain_of, warnings):
+def glance(analyses, search_files, domain_of, warnings, coverage=None):
     items = []
     if analyses:
         run, pairs, flags = analyses[0]
@@ -189,6 +189,8 @@ def glance(analyses, search_files, domain_of, warnings):
             items.append(f"B against A: geometric mean of step time B/A {gm:.3f} over "
                          f"{len(ratios)} instances; {slower} slower and {faster} faster by "
                          "more than 5 %.")
+    if coverage is not None:
+        items.append(coverage_glance(coverage))
     for w in warnings:
         items.append(f"warning: {e(w)}")
     return ('<div class="glance"><b>At a glance</b><ul>'
@@ -436,6 +438,141 @@ def comparison(a, b):
     return "".join(out)
 
 
+# --- operator coverage (tools/coverage.py's analysis) -------------------------
+
+def share(stats):
+    """"covered / registry (ratio)" of a coverage stats dict."""
+    r = stats.get("ratio")
+    return f"{stats['covered']:,} / {stats['registry']:,} ({fpct(None if r is None else 100 * r)})"
+
+
+def op_list(ops, limit=40):
+    names = [o.split("::", 1)[-1] if o.startswith("aten::") else o for o in ops]
+    more = f", … {len(names) - limit} more" if len(names) > limit else ""
+    return e(", ".join(names[:limit]) + more) if names else "—"
+
+
+def coverage_section(doc):
+    """The coverage of a tools/coverage.py analysis: headline, plots, tables."""
+    suite, mlperf = doc["suite"], doc["mlperf"]
+    so, sv = suite["operators"], suite["overloads"]
+    ratio = mlperf["suite_over_subset"]
+    fams = doc["uncovered"]["families"]
+    out = ['<div class="facts">' + "".join([
+        fact("aten operators covered", share(so)),
+        fact("aten overloads covered", share(sv)),
+        fact("MLPerf-like subset", share(mlperf["operators"])),
+        fact("suite / subset", fratio(ratio["operators"])),
+        fact("models", suite["models"]), fact("instances", suite["instances"]),
+        fact("uncovered", f"{doc['uncovered']['operators']:,} in {len(fams):,} families"),
+        fact("LibTorch", f"{doc['libtorch_version']} ({', '.join(doc['devices'])})")]) + "</div>"]
+    absent = f" (absent from these runs: {e(', '.join(mlperf['absent']))})" \
+        if mlperf["absent"] else ""
+    out.append(
+        "<p>The denominator is the registry of <code>c10::Dispatcher</code> in the program "
+        "that ran: its <code>aten::</code> operators by name (overloads merged; "
+        f"{so['registry']:,}), or by overload ({sv['registry']:,}). An operator counts when a "
+        "model dispatches it in any phase, composite operators' parts included; other "
+        "namespaces (torchvision, …) are listed apart. The paper counts the Python "
+        "<code>torch.*</code> functions a model calls against "
+        "<code>torch.overrides.get_testing_overrides()</code> and finds the suite covers 2.3× "
+        "what MLPerf covers; here the MLPerf-like subset is "
+        f"{e(', '.join(mlperf['models']) or 'no model')}{absent}, and the suite reaches "
+        f"{fratio(ratio['operators'])} its aten operators ({fratio(ratio['overloads'])} its "
+        "overloads).</p>")
+    bars = plots.coverage_bars(
+        [(r["model"], r["stacked"]["forward"], r["stacked"]["backward"],
+          r["stacked"]["optimizer"]) for r in sorted(
+              doc["models"], key=lambda r: (-r["operators"]["covered"], r["model"]))],
+        so["registry"])
+    curve = plots.coverage_curve(
+        [(c["model"], c["covered"]) for c in doc["cumulative"]], so["registry"],
+        ("MLPerf-like subset", mlperf["operators"]["covered"]) if mlperf["models"] else None)
+    figures = [f"<figure>{svg}</figure>" for svg in (bars, curve) if svg]
+    if figures:
+        out.append('<div class="plots">' + "".join(figures) + "</div>")
+    else:
+        out.append("<p><i>No benchmark instance in the coverage files.</i></p>")
+
+    rows = []
+    for r in doc["models"]:
+        o, t = r["operators"], r["train_only"]
+        t_text = "—" if t is None else \
+            f"{t['backward_only']} / {t['optimizer_only']} / {t['other']}"
+        other = ", ".join(f"{ns} {n}" for ns, n in r["other_namespaces"].items()) or "—"
+        rows.append(f"<tr><td>{e(r['model'])}</td><td>{e(r['domain'])}</td>"
+                    f"<td>{e('+'.join(r['modes']))}</td>" + td(share(o))
+                    + "".join(td(fcount(o["phases"][p])) for p in ("forward", "backward",
+                                                                    "optimizer"))
+                    + td(f"{o['top_level']:,} / {o['nested_only']:,}")
+                    + td(share(r["overloads"])) + td(fcount(len(r["unique"])),
+                                                     title=", ".join(r["unique"][:60]) or None)
+                    + td(t_text) + f"<td>{e(other)}</td></tr>")
+    out.append("<h3>Per model</h3><p>Sorted by unique contribution: the aten operators no other "
+               "model reaches (hover for them), the models a suite cannot drop. Forward, backward "
+               "and optimizer count the distinct operators each phase reaches (an operator may "
+               "be in several); only in Train: backward only / optimizer only / other, for the "
+               "models that ran both modes.</p>"
+               + table(["model", "domain", "modes", "aten operators", "forward", "backward",
+                        "optimizer", "top-level / nested only", "overloads", "unique",
+                        "only in Train", "other namespaces"], rows, num=range(3, 11)))
+    rows = [f"<tr><td>{e(d['domain'])}</td>" + td(fcount(len(d["models"])))
+            + td(share(d["operators"])) + td(share(d["overloads"])) + "</tr>"
+            for d in doc["domains"]]
+    rows.append("<tr><th>suite</th>" + td(fcount(suite["models"])) + td(share(so))
+                + td(share(sv)) + "</tr>")
+    out.append("<h3>Per domain</h3>" + table(["domain", "models", "aten operators",
+                                              "overloads"], rows, num=(1, 2, 3)))
+    t = doc["train_only"]
+    n = len(t["models"])
+    out.append(f"<h3>Only in Train</h3><p>Over the {n} model{'s' if n != 1 else ''} that ran "
+               "both Train and Eval: the aten operators their Train steps reach and their Eval "
+               "steps do not.</p>" + table(
+                   ["where Train reaches them", "operators", "which"],
+                   [f"<tr><td>{label}</td>" + td(fcount(len(t[key])))
+                    + f'<td class="wrap">{op_list(t[key])}</td></tr>'
+                    for key, label in (("backward_only", "backward only"),
+                                       ("optimizer_only", "optimizer only"),
+                                       ("other", "forward, or several phases"))], num=(1,)))
+    rows = [f"<tr><td>{e(f['family'])}</td>" + td(fcount(f["count"]))
+            + f'<td class="wrap">{op_list(f["operators"], 8)}</td></tr>' for f in fams]
+    out.append("<h3>What no model reaches</h3><p>The registry's aten operators no model "
+               "dispatches, by family (the name without leading or trailing underscores, "
+               "<code>_backward</code>/<code>_forward</code>/<code>_out</code> and trailing "
+               "digits, up to its first <code>_</code>), largest first: what to benchmark "
+               "next.</p>" + (table(["family", "operators", "examples"], rows, num=(1,))
+                              if rows else "<p><i>None: every operator is reached.</i></p>"))
+    others = doc["registry"]["other_namespaces"]
+    if others:
+        rows = [f"<tr><td>{e(ns)}</td>"
+                + td(f"{v['covered_operators']:,} / {v['operators']:,}")
+                + td(f"{v['covered_overloads']:,} / {v['overloads']:,}") + "</tr>"
+                for ns, v in sorted(others.items(), key=lambda kv: (-kv[1]["covered_operators"],
+                                                                     kv[0]))]
+        out.append("<h3>Other namespaces</h3><p>Not in the aten figures.</p>"
+                   + table(["namespace", "operators", "overloads"], rows, num=(1, 2)))
+    if doc["not_in_registry"]:
+        out.append(f'<p class="muted">{len(doc["not_in_registry"]):,} dispatched operators are '
+                   f"not in the registry and are not counted: {op_list(doc['not_in_registry'], 20)}"
+                   "</p>")
+    return "".join(out)
+
+
+def coverage_glance(doc):
+    so, m = doc["suite"]["operators"], doc["mlperf"]
+    r = m["suite_over_subset"]["operators"]
+    return (f"Operator coverage: {share(so)} of the registry's aten operators; the MLPerf-like "
+            f"subset {share(m['operators'])}, the suite {fratio(r)} (see Operator coverage).")
+
+
+def coverage_page(doc, title="torchbench-cpp operator coverage"):
+    """A page of its own (tools/tb coverage --html)."""
+    files = ", ".join(f"<code>{e(os.path.basename(f))}</code>" for f in doc.get("inputs", []))
+    body = (f"<header><h1>{e(title)}</h1><p class=\"muted\">from {files}</p></header>"
+            f'<section id="coverage"><h2>Operator coverage</h2>{coverage_section(doc)}</section>')
+    return page(title, body, extra_css=CSS + plots.PLOT_CSS)
+
+
 # --- legend and page -------------------------------------------------------
 
 LEGEND = [
@@ -469,7 +606,7 @@ def legend():
             "</th></tr>" + "".join(rules) + "</table></div>")
 
 
-def render(title, analyses, search_files, domain_of, warnings, profiles=False):
+def render(title, analyses, search_files, domain_of, warnings, profiles=False, coverage=None):
     sections = []
     if analyses:
         run, pairs, flags = analyses[0]
@@ -480,10 +617,12 @@ def render(title, analyses, search_files, domain_of, warnings, profiles=False):
         sections.append(("batch", "Throughput against batch size", batch_searches(search_files)))
     if len(analyses) == 2:
         sections.append(("compare", "B against A", comparison(analyses[0][0], analyses[1][0])))
+    if coverage is not None:
+        sections.append(("coverage", "Operator coverage", coverage_section(coverage)))
     sections.append(("legend", "Legend", legend()))
     nav = "<nav>" + "".join(f'<a href="#{sid}">{n}. {e(name)}</a>'
                             for n, (sid, name, _) in enumerate(sections, 1)) + "</nav>"
-    body = [summary(title, analyses, search_files, domain_of, warnings), nav]
+    body = [summary(title, analyses, search_files, domain_of, warnings, coverage), nav]
     for n, (sid, name, content) in enumerate(sections, 1):
         body.append(f'<section id="{sid}"><h2>{n}. {e(name)}</h2>{content}</section>')
     return page(title, "\n".join(body), extra_css=CSS + plots.PLOT_CSS)

@@ -12,7 +12,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+from matplotlib.ticker import (FixedLocator, FuncFormatter, MaxNLocator,  # noqa: E402
+                               NullLocator)
 
 BLUE, ORANGE, RED, GREEN, GREY = "#3b6ea8", "#d9822b", "#c0392b", "#2e8b57", "#9aa3ad"
 STYLE = {
@@ -212,3 +213,71 @@ def compare_bars(items, band=0.05):
         ax.grid(axis="x")
         ax.set_axisbelow(True)
         return to_svg(fig, "step time ratio B/A per instance")
+
+
+def coverage_bars(items, registry):
+    """items: [(model, forward, + backward, + optimizer)] (each operator once, in its first
+    phase), largest first: operators covered per model, stacked by phase."""
+    if not items:
+        return ""
+    with plt.rc_context(STYLE):
+        fig = _fig(7.2, 1.1 + 0.2 * len(items))
+        ax = fig.add_subplot()
+        names = [_text(m) for m, *_ in items][::-1]
+        left = [0] * len(items)
+        parts = [(1, "forward", BLUE), (2, "+ backward", ORANGE), (3, "+ optimizer", GREEN)]
+        for i, label, color in parts:
+            vals = [row[i] for row in items][::-1]
+            ax.barh(range(len(items)), vals, left=left, color=color, height=0.7, label=label)
+            left = [a + b for a, b in zip(left, vals)]
+        top = max(left)
+        for yi, v in enumerate(left):
+            ax.text(v + top * 0.01, yi, f"{v}", va="center", fontsize=7.5, color="#333333")
+        ax.set_yticks(range(len(items)), names)
+        ax.set_ylim(-0.6, len(items) - 0.4)
+        ax.set_xlim(0, top * 1.1 or 1)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel(f"aten operators reached (of {registry:,} in the registry)")
+        ax.legend(ncol=3, loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False,
+                  fontsize=8, handlelength=1.2, columnspacing=1.0)
+        ax.grid(axis="x")
+        ax.set_axisbelow(True)
+        return to_svg(fig, "aten operators per model by phase")
+
+
+def coverage_curve(steps, registry, subset=None):
+    """steps: [(model, cumulative operators)] in the order models are added; subset:
+    (name, operators), a line to compare with."""
+    if not steps:
+        return ""
+    with plt.rc_context(STYLE):
+        fig = _fig(7.2, 3.2)
+        ax = fig.add_subplot()
+        n = len(steps)
+        x = list(range(n + 1))
+        y = [0] + [c for _, c in steps]
+        ax.plot(x, y, "-o" if n <= 40 else "-", color=BLUE, ms=3, lw=1.5, label="cumulative")
+        for xi, (m, c) in list(zip(x[1:], steps))[:5 if n <= 20 else 3]:
+            right = xi > 0.6 * n
+            ax.annotate(_text(m), (xi, c), textcoords="offset points",
+                        xytext=(-5, 4) if right else (5, -3), ha="right" if right else "left",
+                        va="bottom" if right else "top", fontsize=7, color="#333333")
+        ax.axhline(y[-1], color=BLUE, lw=0.8, ls=":", label=f"suite: {y[-1]:,}")
+        if subset and subset[1]:
+            ax.axhline(subset[1], color=ORANGE, lw=1.0, ls="--",
+                       label=_text(f"{subset[0]}: {subset[1]:,}"))
+        ax.set_xlim(0, n + 0.5)
+        ax.set_ylim(0, max(y) * 1.12 or 1)
+        ax.xaxis.set_major_locator(FixedLocator(x) if n <= 20 else MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("models added, largest marginal gain first")
+        ax.set_ylabel("aten operators covered")
+        if registry:
+            right_axis = ax.secondary_yaxis("right", functions=(lambda v: 100 * v / registry,
+                                                                lambda p: p * registry / 100))
+            right_axis.set_ylabel("% of the registry's aten operators")
+        ax.legend(loc="lower right", fontsize=8, frameon=True, framealpha=0.9,
+                  edgecolor="#d0d7de")
+        ax.grid(True)
+        ax.set_axisbelow(True)
+        return to_svg(fig, "cumulative aten operator coverage as models are added")

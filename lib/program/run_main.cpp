@@ -34,6 +34,7 @@
 #include "program/shard.h"
 #include "torchbench/device.h"
 #include "torchbench/memory.h"
+#include "torchbench/vision_ops.h"
 
 namespace torchbench {
 namespace {
@@ -473,6 +474,11 @@ int RunMain(int argc, char** argv, bool caller_benchmarks) {
                       std::filesystem::file_size(flags->op_coverage, ec) > 0 &&
                       !ec;
     if (!keep) {
+      // torchvision's operators register when their library loads, which
+      // the models that use them do lazily: loaded now, they are in the
+      // registry too (a library that cannot load leaves them out, and those
+      // models fail with its message).
+      (void)vision_ops::Load();
       const absl::Status written =
           AppendCoverageLine(flags->op_coverage,
                              CoverageRegistryLine(TORCH_VERSION, device.str(),
