@@ -3,8 +3,9 @@
 #include <ATen/record_function.h>
 #include <c10/util/ParallelGuard.h>
 
-#include <cstring>
 #include <memory>
+
+#include "program/record_scopes.h"
 
 namespace torchbench {
 namespace {
@@ -26,23 +27,6 @@ ThreadNesting& NestingFor(uint64_t generation) {
   return nesting;
 }
 
-constexpr char kOptimizerStep[] = "Optimizer.step#";
-
-// The autograd engine wraps each node it evaluates in a FUNCTION-scope
-// record; the operators inside are what the backward dispatches.
-constexpr char kEvaluateFunction[] = "autograd::engine::evaluate_function: ";
-
-bool IsEngineWrapper(const at::RecordFunction& fn) {
-  return std::strncmp(fn.name(), kEvaluateFunction,
-                      sizeof(kEvaluateFunction) - 1) == 0;
-}
-
-bool IsOptimizerStep(const at::RecordFunction& fn) {
-  return fn.scope() == at::RecordScope::USER_SCOPE &&
-         std::strncmp(fn.name(), kOptimizerStep, sizeof(kOptimizerStep) - 1) ==
-             0;
-}
-
 }  // namespace
 
 struct OpCounterCallbacks {
@@ -54,7 +38,7 @@ struct OpCounterCallbacks {
     if (IsOptimizerStep(fn)) {
       ++n.optimizer_scopes;
     } else if (fn.scope() == at::RecordScope::FUNCTION &&
-               !IsEngineWrapper(fn)) {
+               !IsAutogradEngineNode(fn)) {
       ++c->all_;
       // An intra-op worker runs inside an operator of another thread.
       if (n.depth == 0 && !c10::ParallelGuard::is_enabled()) {
@@ -73,7 +57,7 @@ struct OpCounterCallbacks {
     if (IsOptimizerStep(fn)) {
       if (n.optimizer_scopes > 0) --n.optimizer_scopes;
     } else if (fn.scope() == at::RecordScope::FUNCTION &&
-               !IsEngineWrapper(fn) && n.depth > 0) {
+               !IsAutogradEngineNode(fn) && n.depth > 0) {
       --n.depth;
     }
   }

@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "json.h"
+#include "program/record_scopes.h"
 
 namespace torchbench {
 namespace {
@@ -36,24 +37,6 @@ thread_local ThreadState state;
 ThreadState& StateFor(uint64_t generation) {
   if (state.generation != generation) state = {generation, 0, 0, 0};
   return state;
-}
-
-constexpr char kOptimizerStep[] = "Optimizer.step#";
-constexpr char kEvaluateFunction[] = "autograd::engine::evaluate_function: ";
-
-bool StartsWith(const char* s, const char* prefix, size_t n) {
-  return std::strncmp(s, prefix, n) == 0;
-}
-
-bool IsEngineNode(const at::RecordFunction& fn) {
-  return fn.scope() == at::RecordScope::BACKWARD_FUNCTION ||
-         StartsWith(fn.name(), kEvaluateFunction,
-                    sizeof(kEvaluateFunction) - 1);
-}
-
-bool IsOptimizerStep(const at::RecordFunction& fn) {
-  return fn.scope() == at::RecordScope::USER_SCOPE &&
-         StartsWith(fn.name(), kOptimizerStep, sizeof(kOptimizerStep) - 1);
 }
 
 void AddKeys(const c10::IValue& v, c10::DispatchKeySet* keys) {
@@ -92,7 +75,7 @@ struct OpCoverageCallbacks {
       ++s.optimizer_scopes;
       return nullptr;
     }
-    if (IsEngineNode(fn)) {
+    if (IsAutogradEngineNode(fn)) {
       ++s.engine_nodes;
       return nullptr;
     }
@@ -132,7 +115,7 @@ struct OpCoverageCallbacks {
     ThreadState& s = StateFor(c->generation_);
     if (IsOptimizerStep(fn)) {
       if (s.optimizer_scopes > 0) --s.optimizer_scopes;
-    } else if (IsEngineNode(fn)) {
+    } else if (IsAutogradEngineNode(fn)) {
       if (s.engine_nodes > 0) --s.engine_nodes;
     } else if (fn.scope() == at::RecordScope::FUNCTION &&
                fn.operator_name().has_value() && s.depth > 0) {
