@@ -18,12 +18,15 @@ Inputs, told apart by their content:
   for the host ops that only the training step runs;
 - --coverage FILE (repeatable): coverage files of --torchbench_op_coverage (or
   runs naming one), or one tools/tb coverage -o file, for an operator coverage
-  section (tools/coverage.py computes it).
+  section (tools/coverage.py computes it);
+- one tools/tb versus-python -o file ("tool": "torchbench-versus-python"): the
+  C++ step beside TorchBench's Python step.
 
 The page: a summary (device, commit, LibTorch, date, instances, errors,
 flags), then 1. a table per domain, 2. train against eval per model with
 heuristic flags, 3. the batch searches, 4. run B against run A (two files),
-5. operator coverage (--coverage), and a legend. Plots are inline SVG drawn
+5. operator coverage (--coverage), 6. C++ against Python (a versus-python
+file), and a legend. Plots are inline SVG drawn
 by matplotlib.
 
 Exit status: 0 written, 2 bad input or usage (unreadable or corrupt JSON, a
@@ -39,6 +42,8 @@ import sys
 
 import coverage
 from report_rules import number
+
+VERSUS_TOOL = "torchbench-versus-python"  # tools/versus_python.py's files
 
 TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 # Google Benchmark's own numeric fields; every other number is a counter.
@@ -215,22 +220,30 @@ def parse_domains(text):
 
 
 def load_inputs(paths):
-    runs, searches = [], []
+    runs, searches, versus = [], [], []
     for path in paths:
         doc = read_json(path)
         if isinstance(doc, dict) and doc.get("tool") == "torchbench-batch-search":
             searches.append(SearchFile(path, doc))
+        elif isinstance(doc, dict) and doc.get("tool") == VERSUS_TOOL:
+            if not isinstance(doc.get("results"), list) or not isinstance(
+                    doc.get("summary"), list):
+                raise InputError(f"{path}: a versus-python file without 'results' and "
+                                 "'summary' lists")
+            versus.append(doc)
         elif isinstance(doc, dict) and isinstance(doc.get("benchmarks"), list):
             runs.append(Run(path, doc))
         else:
             raise InputError(f"{path}: neither Google Benchmark JSON (no 'benchmarks' list) "
-                             "nor a torchbench-batch-search file")
+                             "nor a torchbench-batch-search or versus-python file")
     if len(runs) > 2:
         raise InputError(f"{len(runs)} results files: give one, or two to compare "
                          f"({', '.join(r.path for r in runs)})")
-    if not runs and not searches:
+    if len(versus) > 1:
+        raise InputError(f"{len(versus)} versus-python files: give one")
+    if not runs and not searches and not versus:
         raise InputError("no input: give a results file and/or batch-search files")
-    return runs, searches
+    return runs, searches, versus[0] if versus else None
 
 
 def load_models_json(path):
@@ -398,7 +411,7 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        runs, search_files = load_inputs(args.inputs)
+        runs, search_files, versus = load_inputs(args.inputs)
         listed = load_models_json(args.models_json) if args.models_json else {}
         if args.profiles and not os.path.isdir(args.profiles):
             raise InputError(f"--profiles {args.profiles}: not a directory")
@@ -433,7 +446,7 @@ def main(argv=None):
     for w in warnings:
         print(f"report: warning: {w}", file=sys.stderr)
     doc = report_page.render(args.title, analyses, search_files, domain_of, warnings,
-                             profiles=bool(args.profiles), coverage=cov)
+                             profiles=bool(args.profiles), coverage=cov, versus=versus)
     try:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(doc)

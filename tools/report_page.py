@@ -110,7 +110,7 @@ def fact(label, value, alert=False):
             f'<span>{e(value)}</span></div>')
 
 
-def summary(title, analyses, search_files, domain_of, warnings, coverage=None):
+def summary(title, analyses, search_files, domain_of, warnings, coverage=None, versus=None):
     files = [r.path for r, _, _ in analyses] + [s.path for s in search_files]
     out = [f"<header><h1>{e(title)}</h1><p class=\"muted\">from "
            + ", ".join(f"<code>{e(os.path.basename(f))}</code>" for f in files) + "</p>"]
@@ -131,7 +131,7 @@ def summary(title, analyses, search_files, domain_of, warnings, coverage=None):
         ctx = search_files[0].context
         out.append('<div class="facts">' + "".join(
             fact(label, ctx.get(key) or "—") for label, key in CONTEXT_KEYS[:5]) + "</div>")
-    out.append(glance(analyses, search_files, domain_of, warnings, coverage))
+    out.append(glance(analyses, search_files, domain_of, warnings, coverage, versus))
     out.append("</header>")
     return "".join(out)
 
@@ -157,7 +157,7 @@ def context_table(runs):
             "the runs. Sections 1–2 describe run A; section “B against A” compares both.</p>")
 
 
-def glance(analyses, search_files, domain_of, warnings, coverage=None):
+def glance(analyses, search_files, domain_of, warnings, coverage=None, versus=None):
     items = []
     if analyses:
         run, pairs, flags = analyses[0]
@@ -191,6 +191,8 @@ def glance(analyses, search_files, domain_of, warnings, coverage=None):
                          "more than 5 %.")
     if coverage is not None:
         items.append(coverage_glance(coverage))
+    if versus is not None:
+        items.append(versus_glance(versus))
     for w in warnings:
         items.append(f"warning: {e(w)}")
     return ('<div class="glance"><b>At a glance</b><ul>'
@@ -606,7 +608,76 @@ def legend():
             "</th></tr>" + "".join(rules) + "</table></div>")
 
 
-def render(title, analyses, search_files, domain_of, warnings, profiles=False, coverage=None):
+# --- C++ against Python (tools/versus_python.py) ----------------------------
+
+def versus_glance(doc):
+    parts = [f"{g['threads']} thread{'s' if g['threads'] != 1 else ''} {e(g['mode'])} "
+             f"{fratio(g['geomean_ratio'])} ({g['verdicts']['slower']} slower)"
+             for g in doc.get("summary", [])]
+    return ("C++ step against TorchBench's Python step, geometric mean of C++/Python: "
+            + "; ".join(parts) + " (see C++ against Python).")
+
+
+def versus_section(doc):
+    """The C++ step beside the Python reference step: per group the geometric
+    means by domain, the ratio bars, the largest Python shares, every row."""
+    ctx = doc.get("context", {})
+    out = [f"<p>{e(ctx.get('cpu', '?'))}, {e(ctx.get('cores', '?'))} cores; LibTorch "
+           f"{e(ctx.get('libtorch_version', '?'))} against torch {e(ctx.get('torch_version', '?'))}"
+           f"; warm-up {e(ctx.get('warmup'))}, median of {e(ctx.get('steps'))} steps per round, "
+           f"{e(ctx.get('rounds'))} rounds in fresh processes, interleaved. Generated "
+           f"{e(ctx.get('date', '?'))} by <code>{e(ctx.get('command', '?'))}</code>. "
+           "C++/Python below 1: the C++ step is faster; Python share = (Py − C++) / Py.</p>"]
+    rows = []
+    for g in doc.get("summary", []):
+        v = g["verdicts"]
+        domains = ", ".join(f"{e(d)} {fratio(x['geomean_ratio'])} ({x['instances']})"
+                            for d, x in g["domains"].items())
+        rows.append("<tr>" + td(e(g["threads"])) + td(e(g["mode"]), "") +
+                    td(f"{g['paired']} / {g['instances']}") + td(fratio(g["geomean_ratio"])) +
+                    td(v["faster"]) + td(v["even"]) + td(v["slower"]) + td(v["missing"]) +
+                    td(domains, "wrap") + "</tr>")
+    out.append(table(["threads", "mode", "paired / all", "geomean C++/Py", "faster", "even",
+                      "slower", "missing", "per domain (instances)"], rows,
+                     num=(0, 2, 3, 4, 5, 6, 7)))
+    results = doc.get("results", [])
+    paired = [r for r in results if r.get("ratio")]
+    for g in doc.get("summary", []):
+        items = sorted(((r["benchmark"], r["ratio"]) for r in paired
+                        if r["threads"] == g["threads"] and r["mode"] == g["mode"]),
+                       key=lambda x: x[1])
+        if items:
+            out.append(f"<h3>{e(g['mode'])}, {e(g['threads'])} thread(s)</h3>")
+            out.append('<div class="plots"><figure>' + plots.compare_bars(
+                items, band=ctx.get("tolerance", 0.05), what="C++/Python", faster="C++")
+                + "</figure></div>")
+    shares = sorted(paired, key=lambda r: -r["python_share"])[:5]
+    if shares:
+        out.append("<h3>Largest Python shares</h3><ul>" + "".join(
+            f"<li><code>{e(r['benchmark'])}</code> ({r['threads']} thread(s)): "
+            f"{r['python_share']:.0%} of the Python step "
+            f"({fnum(r['python']['median_ms'])} ms against {fnum(r['cpp']['median_ms'])} ms)"
+            "</li>" for r in shares) + "</ul>")
+    rows = []
+    for r in results:
+        c, p = r.get("cpp", {}), r.get("python", {})
+        why = "; ".join(f"{'C++' if s == 'cpp' else 'Python'}: {r[s]['error']}"
+                        for s in ("cpp", "python") if "error" in r.get(s, {}))
+        spread = (f"{r['ratio_min']:.2f}–{r['ratio_max']:.2f}" if r.get("ratio") else "—")
+        rows.append("<tr>" + td(e(r["benchmark"]), "") + td(e(r["threads"])) +
+                    td(e(r.get("reference", "")), "") + td(fnum(c.get("median_ms"))) +
+                    td(fnum(p.get("median_ms"))) + td(fratio(r.get("ratio"))) + td(spread) +
+                    td(fcount(c.get("aten_ops"))) + td(fcount(p.get("aten_ops"))) +
+                    td(e(r.get("verdict", "")) + (f": {e(why)}" if why else ""),
+                       "err" if why or r.get("verdict") == "slower" else "") + "</tr>")
+    out.append(table(["instance", "threads", "reference", "C++ ms", "Python ms", "C++/Py",
+                      "rounds", "C++ ops", "Py ops", "verdict"], rows,
+                     num=(1, 3, 4, 5, 6, 7, 8)))
+    return "".join(out)
+
+
+def render(title, analyses, search_files, domain_of, warnings, profiles=False, coverage=None,
+           versus=None):
     sections = []
     if analyses:
         run, pairs, flags = analyses[0]
@@ -619,10 +690,12 @@ def render(title, analyses, search_files, domain_of, warnings, profiles=False, c
         sections.append(("compare", "B against A", comparison(analyses[0][0], analyses[1][0])))
     if coverage is not None:
         sections.append(("coverage", "Operator coverage", coverage_section(coverage)))
+    if versus is not None:
+        sections.append(("versus", "C++ against Python", versus_section(versus)))
     sections.append(("legend", "Legend", legend()))
     nav = "<nav>" + "".join(f'<a href="#{sid}">{n}. {e(name)}</a>'
                             for n, (sid, name, _) in enumerate(sections, 1)) + "</nav>"
-    body = [summary(title, analyses, search_files, domain_of, warnings, coverage), nav]
+    body = [summary(title, analyses, search_files, domain_of, warnings, coverage, versus), nav]
     for n, (sid, name, content) in enumerate(sections, 1):
         body.append(f'<section id="{sid}"><h2>{n}. {e(name)}</h2>{content}</section>')
     return page(title, "\n".join(body), extra_css=CSS + plots.PLOT_CSS)

@@ -188,7 +188,7 @@ def batch_curve(title, probes, knee=None, peak=None):
         return to_svg(fig, f"throughput against batch size: {title}")
 
 
-def compare_bars(items, band=0.05):
+def compare_bars(items, band=0.05, what="B/A", faster="B"):
     """items: [(instance name, B/A time ratio)]: bars from 1, red slower, green faster."""
     items = [(n, r) for n, r in items if r is not None and r > 0]
     if not items:
@@ -209,10 +209,11 @@ def compare_bars(items, band=0.05):
             ax.text(v + (span * 0.015 if v >= 1 else -span * 0.015), yi, f"{v:.3f}",
                     va="center", ha="left" if v >= 1 else "right", fontsize=7.5, color="#333333")
         ax.set_yticks(range(len(values)), names)
-        ax.set_xlabel("step time B / A (< 1: B faster; shaded: ±5 %)")
+        ax.set_xlabel(f"step time {what.replace('/', ' / ')} (< 1: {faster} faster; "
+                      f"shaded: ±{band:.0%})")
         ax.grid(axis="x")
         ax.set_axisbelow(True)
-        return to_svg(fig, "step time ratio B/A per instance")
+        return to_svg(fig, f"step time ratio {what} per instance")
 
 
 def coverage_bars(items, registry):

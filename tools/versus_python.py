@@ -1,0 +1,732 @@
+#!/usr/bin/env python3
+"""Every model's C++ step beside TorchBench's own Python step, on one machine.
+
+    tools/tb versus-python [MODEL...] [--mode train|eval|both]
+        [--batch-size N|default] [--device cpu|cuda] [--reference-root CHECKOUT]
+        [--threads 1,2] [--rounds 3] [--steps 10] [--warmup 3] [--timeout S]
+        [--jobs N] [-o OUT.json] [--markdown OUT.md] [--journal FILE]
+
+For each selected instance (<model>/<Train|Eval>/batch_size:<N>, every model
+by default) and each thread count, both sides run in rounds, each round in
+fresh processes, interleaved A B B A ... so that a drift of the machine falls
+on both: the torchbench program (one process per instance) and a Python
+worker (this file, --worker) that builds the reference step:
+  - pip-referenced models (torchvision, timm, transformers): the step
+    TorchBench's model factories build (compare_eager.build_step);
+  - the others: TorchBench's own Model class from a pytorch/benchmark checkout
+    at 43ca0857 (--reference-root, or TORCHBENCH_REFERENCE_ROOT), loaded by
+    tools/golden/reference.py, calling its own train() / eval() as
+    BenchmarkModel.invoke does (eval under no_grad unless the model says
+    otherwise); TorchBench's code runs unchanged, its environment stood in for
+    by tools/golden/reference_env.py.
+Same intra-op threads (OMP_NUM_THREADS, MKL_NUM_THREADS, torch.set_num_threads),
+warm-up (TorchBench's 3), timed steps and statistic (the median step) on both.
+
+Per instance: C++ and Python median step (the median over rounds of each
+round's median), C++/Python and its spread over the rounds (the lowest and
+highest round's ratio), the Python share (Py - C++) / Py, and the ATen
+operators per step on both sides, counted alike: top-level operators
+(RecordFunction scope FUNCTION, not inside another operator, not the autograd
+engine's node wrappers) of one extra untimed step, through the program's
+--torchbench_count_ops and torch.profiler's events in Python. An instance is
+"slower" when C++ is slower than Python in every round and the median ratio
+exceeds 1 by more than the rounds' spread and --tolerance (5 %), "faster"
+likewise, else "even". Per domain and overall: the geometric mean of
+C++/Python.
+
+A model whose reference cannot run here (a missing package, data, weights)
+is listed with the reason, never left out. --journal appends each finished
+instance and skips the ones a previous run of the same settings finished
+with both sides. --jobs N runs N instances side by side, each lane's
+processes pinned to cores of its own (N x threads must fit the machine):
+faster on many cores, at the price of sharing the memory system.
+
+--markdown writes the table (the command and the date in its head), and -o
+the JSON that tools/tb report reads for its "C++ against Python" section.
+
+Exit status: 0 every instance has both sides; 1 the program failed on some
+instance (each one line); 2 bad input (an unknown model, no reference root, a
+program that cannot list its models) or a Python reference that failed (each
+one line), after writing what was measured.
+"""
+
+import argparse
+import concurrent.futures
+import datetime
+import json
+import math
+import os
+import pathlib
+import queue
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+TOOLS = pathlib.Path(__file__).resolve().parent
+ROOT = TOOLS.parent
+sys.path.insert(0, str(TOOLS))
+sys.path.insert(1, str(TOOLS / "golden"))
+
+import compare_eager  # noqa: E402 (tools/ on the path first)
+
+TOOL = "torchbench-versus-python"
+RESULT_PREFIX = "VERSUS_PYTHON_RESULT "
+MODES = {"train": ["Train"], "eval": ["Eval"], "both": ["Train", "Eval"]}
+SCALE_MS = compare_eager.SCALE_MS
+ENGINE_NODE = "autograd::engine::evaluate_function"
+FUNCTION_SCOPE = 0  # at::RecordScope::FUNCTION
+
+
+class InputError(Exception):
+    pass
+
+
+# --- the Python side (a worker process per round) ----------------------------
+
+def reference_kind(model):
+    """'pip:<package>' for the models compare_eager builds, else 'torchbench'."""
+    if model in compare_eager.REFERENCES:
+        return "pip:" + compare_eager.REFERENCES[model][0]
+    return "torchbench"
+
+
+def build_python_step(model, mode, batch_size, device, reference_root):
+    if model in compare_eager.REFERENCES:
+        return compare_eager.build_step(model, mode, batch_size, device=device)
+    import reference
+
+    return reference.build_step(reference_root, model, mode.lower(), batch_size, device)[1]
+
+
+def top_level_ops(events, main_thread=None):
+    """Top-level operators among torch.profiler's function events: scope
+    FUNCTION, not an autograd engine node, no FUNCTION ancestor but engine
+    nodes; on the CPU only the stepping thread's (intra-op workers run
+    inside an operator of that thread), as the program's OpCounter."""
+    count = 0
+    for e in events:
+        if getattr(e, "scope", FUNCTION_SCOPE) != FUNCTION_SCOPE or e.name.startswith(ENGINE_NODE):
+            continue
+        if main_thread is not None and e.thread != main_thread:
+            continue
+        parent, nested = e.cpu_parent, False
+        while parent is not None:
+            if (getattr(parent, "scope", FUNCTION_SCOPE) == FUNCTION_SCOPE
+                    and not parent.name.startswith(ENGINE_NODE)):
+                nested = True
+                break
+            parent = parent.cpu_parent
+        count += not nested
+    return count
+
+
+def count_python_ops(step, device):
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    scope = "versus_python_step"
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        with record_function(scope):  # marks the stepping thread's id
+            step()
+        if device == "cuda":
+            torch.cuda.synchronize()
+    events = prof.events()
+    main = next((e.thread for e in events if e.name == scope), None)
+    return top_level_ops(events, main if device == "cpu" else None)
+
+
+def gpu_busy_pct(step, steps=3):
+    """The share of the profiled steps' wall time some kernel ran (the union
+    of the kernels' intervals), as the program's gpu_busy_pct."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            start = time.perf_counter()
+            for _ in range(steps):
+                step()
+            torch.cuda.synchronize()
+            wall_us = (time.perf_counter() - start) * 1e6
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            kernels = sorted((e["ts"], e["ts"] + e.get("dur", 0))
+                             for e in json.load(f).get("traceEvents", [])
+                             if e.get("cat") == "kernel")
+    busy, end = 0.0, -math.inf
+    for a, b in kernels:
+        if b > end:
+            busy += b - max(a, end)
+            end = b
+    return 100.0 * busy / wall_us if wall_us > 0 else None
+
+
+CUDNN_FLAGS = ROOT / "tests" / "golden" / "cudnn_flags.txt"
+
+
+def apply_cudnn_flags(model, mode):
+    """cudnn.benchmark / .deterministic as TorchBench's metadata.yaml sets them
+    for the model and mode (tests/golden/cudnn_flags.txt records them; the
+    program's ModelSpecs are checked against it); fp32 keeps PyTorch's TF32
+    defaults, as TorchBench's fp32 does."""
+    import torch
+
+    with open(CUDNN_FLAGS) as f:
+        for text in f:
+            fields = text.split()
+            if fields and fields[0] == model:
+                column = 1 if mode == "Train" else 2
+                torch.backends.cudnn.benchmark = fields[column] == "true"
+                torch.backends.cudnn.deterministic = fields[column + 2] == "true"
+                return
+    raise ValueError(f"{model} is not in {CUDNN_FLAGS}")
+
+
+def worker(spec):
+    """One round of the Python side: build, warm up, time, and (first round)
+    count operators; the result is one JSON line on stdout."""
+    import torch
+
+    torch.set_num_threads(spec["threads"])
+    torch.manual_seed(spec["seed"])
+    device = spec["device"]
+    out = {}
+    try:
+        if device == "cuda":
+            apply_cudnn_flags(spec["model"], spec["mode"])
+        step = build_python_step(spec["model"], spec["mode"], spec["batch_size"], device,
+                                 spec.get("reference_root"))
+        for _ in range(spec["warmup"]):
+            step()
+        times = []
+        for _ in range(spec["steps"]):
+            if device == "cuda":
+                begin, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+                begin.record()
+                step()
+                end.record()
+                torch.cuda.synchronize()
+                times.append(begin.elapsed_time(end))
+            else:
+                start = time.perf_counter()
+                step()
+                times.append((time.perf_counter() - start) * 1e3)
+        out["step_ms"] = times
+        if spec.get("count_ops"):
+            out["aten_ops"] = count_python_ops(step, device)
+            if device == "cuda":
+                out["gpu_busy_pct"] = gpu_busy_pct(step)
+        out["torch_version"] = torch.__version__
+    except Exception as e:  # the reference failed: that instance's reason
+        out["error"] = f"{type(e).__name__}: {e}".splitlines()[0][:300]
+    print(RESULT_PREFIX + json.dumps(out), flush=True)
+    return 0
+
+
+# --- the C++ side --------------------------------------------------------------
+
+def thread_env(threads):
+    env = dict(os.environ)
+    env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    return env
+
+
+def list_specs(binary):
+    try:
+        out = subprocess.run([binary, "--torchbench_list_models=json"], capture_output=True,
+                             text=True, check=True, timeout=300).stdout
+        specs = json.loads(out)
+    except (OSError, subprocess.SubprocessError, json.JSONDecodeError) as e:
+        raise InputError(f"{binary} cannot list its models ({type(e).__name__}: "
+                         f"{str(e).splitlines()[0] if str(e) else ''}); build it: tools/tb build")
+    return {s["name"]: s for s in specs}
+
+
+def instance_names(binary, models, modes, batch_size, device):
+    """The program's own instance names for the selection (models with a
+    fixed batch size keep theirs)."""
+    pattern = "^(" + "|".join(models) + ")/(" + "|".join(modes) + ")/"
+    args = [binary, f"--torchbench_device={device}", f"--benchmark_filter={pattern}",
+            "--benchmark_list_tests"]
+    if batch_size != "default":
+        args.insert(1, f"--torchbench_batch_sizes={batch_size}")
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise InputError(f"{binary} cannot list the selected instances: "
+                         f"{(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+    return [line.strip() for line in proc.stdout.splitlines() if line.count("/") == 2]
+
+
+def pinned(cores):
+    """A preexec_fn that pins the child to `cores` (None: no pinning)."""
+    if not cores:
+        return None
+    return lambda: os.sched_setaffinity(0, cores)
+
+
+def run_cpp(binary, name, device, threads, warmup, steps, seed, count_ops, timeout,
+            cores=None):
+    """One round of the C++ side: the program on one instance, one step per
+    repetition. Returns {"step_ms": [...], "aten_ops"?} or {"error": ...}."""
+    model, mode, batch = name.split("/")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "cpp.json")
+        args = [binary, f"--torchbench_device={device}",
+                f"--torchbench_batch_sizes={batch.split(':')[1]}",
+                f"--benchmark_filter=^{name.replace('.', '[.]').replace('+', '[+]')}$",
+                f"--torchbench_warmup_steps={warmup}", f"--torchbench_seed={seed}",
+                f"--benchmark_repetitions={steps}", "--benchmark_min_time=1e-9",
+                "--benchmark_report_aggregates_only=false",
+                f"--benchmark_out={out}", "--benchmark_out_format=json"]
+        if count_ops:
+            args.append("--torchbench_count_ops")
+            if device == "cuda":
+                args.append("--torchbench_profile")
+        try:
+            proc = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  text=True, env=thread_env(threads), timeout=timeout,
+                                  preexec_fn=pinned(cores))
+        except subprocess.TimeoutExpired:
+            return {"error": f"timed out after {timeout} s"}
+        doc = None
+        if os.path.exists(out):
+            try:
+                with open(out) as f:
+                    doc = json.load(f)
+            except (OSError, json.JSONDecodeError):
+                doc = None
+    if doc is None:
+        tail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        return {"error": tail[:300]}
+    result = {"step_ms": [], "context": doc.get("context", {})}
+    for run in doc.get("benchmarks", []):
+        if run.get("error_occurred"):
+            return {"error": str(run.get("error_message", "error"))[:300]}
+        if run.get("run_type") != "iteration":
+            continue
+        result["step_ms"].append(run["real_time"] * SCALE_MS[run["time_unit"]])
+        for counter in ("aten_ops", "gpu_busy_pct"):
+            if counter in run:
+                result[counter] = run[counter]
+    if not result["step_ms"]:
+        return {"error": f"no timed step in the program's output (exit {proc.returncode})"}
+    return result
+
+
+def run_python(spec, timeout, cores=None):
+    """One round of the Python side in a fresh worker process."""
+    try:
+        proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)],
+                              capture_output=True, text=True, env=thread_env(spec["threads"]),
+                              timeout=timeout, preexec_fn=pinned(cores))
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout} s"}
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(RESULT_PREFIX):
+            return json.loads(line[len(RESULT_PREFIX):])
+    tail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+    return {"error": f"the worker died ({tail[:280]})"}
+
+
+# --- statistics -----------------------------------------------------------------
+
+def summarize(record, tolerance=0.05):
+    """Fills an instance record's figures from its rounds: each side's
+    median (over rounds of each round's median step), the ratio of the
+    round medians per round, its spread, the Python share and the verdict."""
+    cpp = [statistics.median(r) for r in record["cpp"]["rounds_ms"]]
+    py = [statistics.median(r) for r in record["python"]["rounds_ms"]]
+    for side, medians in (("cpp", cpp), ("python", py)):
+        if medians:
+            record[side]["median_ms"] = statistics.median(medians)
+    if not cpp or not py or "error" in record["cpp"] or "error" in record["python"]:
+        record["verdict"] = "missing"
+        return record
+    ratios = [c / p for c, p in zip(cpp, py)]
+    ratio = record["cpp"]["median_ms"] / record["python"]["median_ms"]
+    record.update(ratio=ratio, ratio_min=min(ratios), ratio_max=max(ratios),
+                  python_share=1.0 - ratio)
+    record["verdict"] = verdict(ratio, min(ratios), max(ratios), tolerance)
+    return record
+
+
+def verdict(ratio, lowest, highest, tolerance):
+    """'slower' / 'faster' when every round agrees and the median ratio is
+    off 1 by more than both the rounds' spread and the tolerance (two
+    processes of the same code differ by a few per cent: allocation, page
+    placement), else 'even'."""
+    margin = max(tolerance, highest - lowest)
+    if lowest > 1.0 and ratio - 1.0 > margin:
+        return "slower"
+    if highest < 1.0 and 1.0 - ratio > margin:
+        return "faster"
+    return "even"
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+
+def aggregate(records):
+    """Per (threads, mode) group: the geometric mean of C++/Python per domain
+    and overall, and the verdict counts."""
+    groups = {}
+    for r in records:
+        groups.setdefault((r["threads"], r["mode"]), []).append(r)
+    out = []
+    for (threads, mode), rows in sorted(groups.items()):
+        paired = [r for r in rows if r.get("ratio")]
+        domains = {}
+        for r in paired:
+            domains.setdefault(r["domain"], []).append(r["ratio"])
+        out.append({
+            "threads": threads, "mode": mode, "instances": len(rows), "paired": len(paired),
+            "geomean_ratio": geomean([r["ratio"] for r in paired]),
+            "domains": {d: {"instances": len(v), "geomean_ratio": geomean(v)}
+                        for d, v in sorted(domains.items())},
+            "verdicts": {v: sum(r["verdict"] == v for r in rows)
+                         for v in ("faster", "even", "slower", "missing")},
+        })
+    return out
+
+
+# --- the driver -------------------------------------------------------------------
+
+def record_key(r):
+    return (r["benchmark"], r["threads"], r["device"])
+
+
+def read_journal(path, settings):
+    done = {}
+    if not path or not os.path.exists(path):
+        return done
+    with open(path) as f:
+        for line in f:
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            # A side that failed is measured again (its reference may have
+            # been fixed since); a finished pair is kept.
+            if r.get("settings") == settings and r.get("verdict") != "missing":
+                done[record_key(r)] = r
+    return done
+
+
+def measure(binary, name, spec, reference, threads, args, reference_root, cores=None):
+    model, mode, batch = name.split("/")
+    record = {"benchmark": name, "model": model, "domain": spec.get("domain", "unknown"),
+              "mode": mode, "batch_size": int(batch.split(":")[1]), "threads": threads,
+              "device": args.device, "reference": reference,
+              "cpp": {"rounds_ms": []}, "python": {"rounds_ms": []}}
+    py_spec = {"model": model, "mode": mode, "batch_size": record["batch_size"],
+               "device": args.device, "threads": threads, "warmup": args.warmup,
+               "steps": args.steps, "seed": args.seed, "reference_root": reference_root}
+    for r in range(args.rounds):
+        first = r == 0
+        sides = ["cpp", "python"] if r % 2 == 0 else ["python", "cpp"]
+        for side in sides:
+            if side == "cpp":
+                got = run_cpp(binary, name, args.device, threads, args.warmup, args.steps,
+                              args.seed, first, args.timeout, cores)
+                version = got.pop("context", {}).get("libtorch_version")
+                if version:
+                    record["cpp"]["libtorch_version"] = version
+            else:
+                got = run_python(dict(py_spec, count_ops=first), args.timeout, cores)
+            if "error" in got:
+                record[side]["error"] = got["error"]
+                continue
+            record[side]["rounds_ms"].append(got["step_ms"])
+            for key in ("aten_ops", "gpu_busy_pct", "torch_version"):
+                if key in got:
+                    record[side][key] = got[key]
+        if "error" in record["cpp"] or "error" in record["python"]:
+            break  # one side cannot run: no ratio, no point in more rounds
+    return summarize(record, args.tolerance)
+
+
+def fmt(v, spec="{:.2f}"):
+    return spec.format(v) if isinstance(v, (int, float)) and v is not None else "-"
+
+
+def line(r):
+    c, p = r["cpp"], r["python"]
+    text = (f"{r['benchmark']:52s} {r['threads']:>2d} {fmt(c.get('median_ms'), '{:.3f}'):>10s} "
+            f"{fmt(p.get('median_ms'), '{:.3f}'):>10s} {fmt(r.get('ratio'), '{:.3f}'):>7s} "
+            f"[{fmt(r.get('ratio_min'), '{:.2f}')}-{fmt(r.get('ratio_max'), '{:.2f}')}] "
+            f"{fmt(r.get('python_share'), '{:+.0%}'):>6s} "
+            f"{fmt(c.get('aten_ops'), '{:.0f}'):>6s} {fmt(p.get('aten_ops'), '{:.0f}'):>6s} "
+            f"{r['verdict']}")
+    busy = busy_text(r)
+    if busy:
+        text += f"  ({busy})"
+    for side in ("cpp", "python"):
+        if "error" in r[side]:
+            text += f"  {side}: {r[side]['error']}"
+    return text
+
+
+def busy_text(r):
+    """On a GPU: the share of the step some kernel ran, per side."""
+    c, p = r["cpp"].get("gpu_busy_pct"), r["python"].get("gpu_busy_pct")
+    if c is None and p is None:
+        return ""
+    return f"GPU busy C++ {fmt(c, '{:.0f}')} %, Python {fmt(p, '{:.0f}')} %"
+
+
+HEADER = (f"{'benchmark':52s} {'th':>2s} {'C++ ms':>10s} {'Python ms':>10s} {'C++/Py':>7s} "
+          f"{'[rounds]':11s} {'Py share':>6s} {'C++ ops':>6s} {'Py ops':>6s} verdict")
+
+
+def markdown(doc):
+    """The published table: head (command, date, machine), summary, rows."""
+    ctx = doc["context"]
+    out = [f"# C++ step beside TorchBench's Python step ({ctx['device']})", "",
+           f"Generated {ctx['date']} by `{ctx['command']}`", "",
+           f"Machine: {ctx['cpu']}; {ctx['cores']} cores; {ctx.get('cpu_flags') or '?'}. "
+           f"LibTorch {ctx.get('libtorch_version', '?')} against torch "
+           f"{ctx['torch_version']}; warm-up {ctx['warmup']}, median of "
+           f"{ctx['steps']} steps per round, {ctx['rounds']} rounds interleaved in fresh "
+           "processes. C++/Py below 1: the C++ step is faster; Python share = (Py - C++) / Py. "
+           "[rounds]: the lowest and highest round's ratio; **slower** (faster) when C++ was "
+           "slower (faster) in every round and the ratio is off 1 by more than the rounds' "
+           f"spread and {ctx['tolerance']:.0%}. Ops: top-level ATen operators of one step on "
+           "each side.", "",
+           "## Summary", "",
+           "| threads | mode | paired / instances | geomean C++/Py | faster | even | slower |"
+           " per domain (geomean C++/Py, instances) |",
+           "|---|---|---|---|---|---|---|---|"]
+    for g in doc["summary"]:
+        domains = "; ".join(f"{d} {fmt(v['geomean_ratio'], '{:.2f}')} ({v['instances']})"
+                            for d, v in g["domains"].items())
+        v = g["verdicts"]
+        out.append(f"| {g['threads']} | {g['mode']} | {g['paired']} / {g['instances']} | "
+                   f"{fmt(g['geomean_ratio'], '{:.3f}')} | {v['faster']} | {v['even']} | "
+                   f"{v['slower']} | {domains} |")
+    out += ["", "## Every instance", "",
+            "| benchmark | threads | reference | C++ ms | Python ms | C++/Py [rounds] | Py share |"
+            " C++ ops | Py ops | verdict |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in doc["results"]:
+        c, p = r["cpp"], r["python"]
+        why = "; ".join(f"{'C++' if s == 'cpp' else 'Python'}: {r[s]['error']}"
+                        for s in ("cpp", "python") if "error" in r[s])
+        verdict = f"**{r['verdict']}**" if r["verdict"] == "slower" else r["verdict"]
+        if busy_text(r):
+            verdict += f"; {busy_text(r)}"
+        if why:
+            verdict += f" ({why.replace('|', '/')})"
+        out.append(
+            f"| {r['benchmark']} | {r['threads']} | {r['reference']} | "
+            f"{fmt(c.get('median_ms'), '{:.3f}')} | {fmt(p.get('median_ms'), '{:.3f}')} | "
+            f"{fmt(r.get('ratio'), '{:.3f}')} [{fmt(r.get('ratio_min'))}-"
+            f"{fmt(r.get('ratio_max'))}] | {fmt(r.get('python_share'), '{:+.0%}')} | "
+            f"{fmt(c.get('aten_ops'), '{:.0f}')} | {fmt(p.get('aten_ops'), '{:.0f}')} | "
+            f"{verdict} |")
+    return "\n".join(out) + "\n"
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2
+        self.exit(2, f"versus-python: {message}\n")
+
+
+def parse_args(argv):
+    p = Parser(prog="tools/tb versus-python", description=__doc__.splitlines()[0])
+    p.add_argument("models", nargs="*", metavar="MODEL", help="default: every model")
+    p.add_argument("--mode", choices=sorted(MODES), default="both")
+    p.add_argument("--batch-size", default="1", help="N, or default (each model's own)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--reference-root", default=os.environ.get("TORCHBENCH_REFERENCE_ROOT"),
+                   metavar="CHECKOUT", help="a pytorch/benchmark checkout at 43ca0857 "
+                   "(default: TORCHBENCH_REFERENCE_ROOT)")
+    p.add_argument("--threads", default="1", help="intra-op threads, e.g. 1,2")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--seed", type=int, default=1337)
+    p.add_argument("--timeout", type=int, default=900, help="seconds per process")
+    p.add_argument("--tolerance", type=float, default=0.05,
+                   help="a ratio within 1 +- this (or the rounds' spread) is 'even'")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="instances side by side, each lane pinned to its own cores "
+                        "(jobs x threads must fit the cores; default 1: one at a time)")
+    p.add_argument("--binary", default=str(ROOT / "build" / "benchmarks" / "torchbench"))
+    p.add_argument("-o", "--output", metavar="JSON")
+    p.add_argument("--markdown", metavar="MD")
+    p.add_argument("--journal", metavar="JSONL")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        return args
+    if args.batch_size != "default" and not (args.batch_size.isdigit()
+                                             and int(args.batch_size) > 0):
+        p.error(f"--batch-size must be a positive integer or 'default', not {args.batch_size}")
+    try:
+        args.threads = [int(t) for t in args.threads.split(",")]
+    except ValueError:
+        p.error(f"--threads must be a comma-separated list of integers, not {args.threads}")
+    for flag, value in (("--rounds", args.rounds), ("--steps", args.steps),
+                        ("--timeout", args.timeout), *(("--threads", t) for t in args.threads)):
+        if value < 1:
+            p.error(f"{flag} must be positive, not {value}")
+    if args.jobs < 1 or args.jobs * max(args.threads) > len(os.sched_getaffinity(0)):
+        p.error(f"--jobs {args.jobs} x --threads {max(args.threads)} does not fit the "
+                f"{len(os.sched_getaffinity(0))} cores this process may use")
+    if args.warmup < 0:
+        p.error(f"--warmup must not be negative, not {args.warmup}")
+    return args
+
+
+VECTOR_FLAGS = ("avx2", "avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_bf16",
+                "avx512_fp16", "amx_bf16")
+
+
+def lane_cores(jobs, threads):
+    """The cores each of `jobs` side-by-side lanes is pinned to: disjoint
+    sets of max(threads) cores; one lane is not pinned."""
+    if jobs == 1:
+        return [None]
+    width = max(threads)
+    available = sorted(os.sched_getaffinity(0))
+    return [set(available[k * width:(k + 1) * width]) for k in range(jobs)]
+
+
+def machine():
+    """The CPU's name and the vector extensions that decide its kernels."""
+    cpu, flags = "?", []
+    try:
+        with open("/proc/cpuinfo") as f:
+            for text in f:
+                if text.startswith("model name") and cpu == "?":
+                    cpu = text.split(":", 1)[1].strip()
+                elif text.startswith("flags") and not flags:
+                    present = set(text.split(":", 1)[1].split())
+                    flags = [x for x in VECTOR_FLAGS if x in present]
+    except OSError:
+        pass
+    return cpu, " ".join(flags)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.worker:
+        return worker(json.loads(args.worker))
+    try:
+        if not os.access(args.binary, os.X_OK):
+            raise InputError(f"no program at {args.binary}: build it (tools/tb build) or "
+                             "pass --binary")
+        specs = list_specs(args.binary)
+        unknown = [m for m in args.models if m not in specs]
+        if unknown:
+            raise InputError(f"unknown model{'s' if len(unknown) > 1 else ''} "
+                             f"{', '.join(unknown)} (the program lists {len(specs)}; "
+                             "--torchbench_list_models)")
+        models = args.models or sorted(specs)
+        needs_root = [m for m in models if reference_kind(m) == "torchbench"]
+        root = args.reference_root
+        if needs_root and not root:
+            raise InputError(f"{len(needs_root)} selected model(s) ({needs_root[0]}, ...) "
+                             "run TorchBench's own code: pass --reference-root CHECKOUT "
+                             "(a pytorch/benchmark checkout at 43ca0857) or set "
+                             "TORCHBENCH_REFERENCE_ROOT")
+        if needs_root and not (pathlib.Path(root) / "torchbenchmark" / "models").is_dir():
+            raise InputError(f"--reference-root {root}: no torchbenchmark/models/ there (a "
+                             "pytorch/benchmark checkout at 43ca0857)")
+        root = str(pathlib.Path(root).resolve()) if root else None
+        names = instance_names(args.binary, models, MODES[args.mode], args.batch_size,
+                               args.device)
+        if not names:
+            raise InputError("the selection has no instance (a model without that mode?)")
+    except InputError as e:
+        print(f"versus-python: {e}", file=sys.stderr)
+        return 2
+
+    import torch
+
+    cpu, cpu_flags = machine()
+    cores = os.cpu_count()
+    settings = {"device": args.device, "rounds": args.rounds, "steps": args.steps,
+                "warmup": args.warmup, "seed": args.seed, "tolerance": args.tolerance}
+    done = read_journal(args.journal, settings)
+    command = "tools/tb versus-python " + " ".join(
+        shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    print(f"versus-python: {len(names)} instances x threads {args.threads}, {args.rounds} rounds"
+          f" of {args.warmup} warm-up + {args.steps} steps; {cpu}, {cores} cores; torch "
+          f"{torch.__version__}", file=sys.stderr)
+    print(HEADER, flush=True)
+    # Eval before Train: the cheaper half of the table first.
+    order = sorted(names, key=lambda n: n.split("/")[1] != "Eval")
+    work = [(t, n) for t in args.threads for n in order]
+    lanes = queue.Queue()
+    for lane in lane_cores(args.jobs, args.threads):
+        lanes.put(lane)
+    lock = threading.Lock()
+    finished = {}
+
+    def run_one(item):
+        threads, name = item
+        model = name.split("/")[0]
+        key = (name, threads, args.device)
+        if key in done:
+            record = done[key]
+        else:
+            cores = lanes.get()
+            try:
+                record = measure(args.binary, name, specs[model], reference_kind(model),
+                                 threads, args, root, cores)
+            finally:
+                lanes.put(cores)
+            if args.journal:
+                with lock, open(args.journal, "a") as f:
+                    f.write(json.dumps(dict(record, settings=settings)) + "\n")
+        record.pop("settings", None)
+        with lock:
+            finished[item] = record
+            print(line(record), flush=True)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        list(pool.map(run_one, work))
+    records = [finished[item] for item in work]
+    doc = {"tool": TOOL, "context": {
+        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "command": command,
+        "device": args.device, "cpu": cpu, "cpu_flags": cpu_flags, "cores": cores,
+        "torch_version": torch.__version__,
+        "libtorch_version": next((r["cpp"]["libtorch_version"] for r in records
+                                  if r["cpp"].get("libtorch_version")), None),
+        **settings}, "results": records, "summary": aggregate(records)}
+    print("", file=sys.stderr)
+    for g in doc["summary"]:
+        domains = ", ".join(f"{d} {fmt(v['geomean_ratio'], '{:.2f}')}"
+                            for d, v in g["domains"].items())
+        print(f"versus-python: {g['threads']} thread(s), {g['mode']}: geomean C++/Py "
+              f"{fmt(g['geomean_ratio'], '{:.3f}')} over {g['paired']} of {g['instances']} "
+              f"instances ({domains}); {g['verdicts']['slower']} slower", file=sys.stderr)
+    for path, text in ((args.output, lambda: json.dumps(doc, indent=1) + "\n"),
+                       (args.markdown, lambda: markdown(doc))):
+        if path:
+            with open(path, "w") as f:
+                f.write(text())
+    status = 0
+    for r in records:
+        if "error" in r["cpp"]:
+            print(f"versus-python: {r['benchmark']} ({r['threads']} thread(s)): the program "
+                  f"failed: {r['cpp']['error']}", file=sys.stderr)
+            status = max(status, 1)
+    for r in records:
+        if "error" in r["python"]:
+            print(f"versus-python: {r['benchmark']} ({r['threads']} thread(s)): the Python "
+                  f"reference failed: {r['python']['error']}", file=sys.stderr)
+            status = 2
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
