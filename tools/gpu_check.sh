@@ -7,7 +7,8 @@
 # `default`, pytorch_unet Train at amp_fp16, moco Train (an NCCL world of one)
 # and vision_maskrcnn Eval, each model's default batch, one step per
 # repetition; the same resnet50 and hf_Bert in PyTorch eager on the same GPU
-# (tools/compare_eager.py --device cuda --kernels); and writes one summary
+# (tools/compare_eager.py --device cuda --kernels), then both again in rounds
+# (tools/versus_python.py --device cuda); and writes one summary
 # (tools/gpu_check_summary.py): C++ and Python median step, peak memory,
 # kernels per step, GPU busy/idle, syncs per step, labels, verdicts.
 #
@@ -161,7 +162,11 @@ PY_RUNS=("fp32 150 resnet50 hf_Bert" "default 150 resnet50 hf_Bert")
 # The order they run in: a Python run after the C++ run it pairs with; the
 # paths that never ran on a GPU (amp with its scaler, NCCL, torchvision's
 # CUDA operators) before the second precision, should time run short.
-ORDER=(cpp:fp32 py:fp32 cpp:unet_amp cpp:moco cpp:maskrcnn cpp:default py:default)
+# Last, should time remain: tools/versus_python.py on the same GPU (CUDA events
+# on both sides, GPU busy share beside each time), its pip-referenced models
+# (a TorchBench checkout is not on that machine).
+VERSUS_RUN="versus 120 resnet50 hf_Bert"
+ORDER=(cpp:fp32 py:fp32 cpp:unet_amp cpp:moco cpp:maskrcnn cpp:default py:default vs:versus)
 RUNS_RESERVE=150    # seconds the build leaves for the runs
 SUMMARY_RESERVE=15  # seconds every step leaves for the summary
 
@@ -212,7 +217,8 @@ run_step() {
 }
 
 # ---- Preflight ----
-needed=(CMakeLists.txt benchmarks/main.cpp tools/compare_eager.py tools/gpu_check_summary.py)
+needed=(CMakeLists.txt benchmarks/main.cpp tools/compare_eager.py tools/gpu_check_summary.py
+        tools/versus_python.py)
 for f in "${needed[@]}"; do
   [ -e "$root/$f" ] || { echo "gpu_check.sh: $root/$f is missing" >&2; exit 1; }
 done
@@ -440,6 +446,16 @@ for step in "${ORDER[@]}"; do
       run_step "cpp_$name" "$cap" "$SUMMARY_RESERVE" -- "${cmd[@]}" || rc=$?
       [ "$rc" = 0 ] || failures=$((failures + 1))
     done
+  elif [ "$kind" = vs ]; then
+    read -r name cap models <<< "$VERSUS_RUN"
+    # shellcheck disable=SC2086  # models: one word each
+    cmd=(env PYTHONUNBUFFERED=1 "$python" "$root/tools/versus_python.py" $models --device cuda
+         --batch-size default --rounds 2 --steps "$repetitions" --binary "$tb"
+         -o "$raw/versus.json" --markdown "$raw/versus.md")
+    [ "$dry" = 0 ] || echo "  $name: $models, C++ against Python in rounds (cap $cap s)"
+    rc=0
+    run_step "$name" "$cap" "$SUMMARY_RESERVE" -- "${run_env[@]}" "${cmd[@]}" || rc=$?
+    [ "$rc" = 0 ] || failures=$((failures + 1))
   else
     for entry in "${PY_RUNS[@]}"; do
       read -r name cap models <<< "$entry"
@@ -465,6 +481,10 @@ fi
 echo "time=$((SECONDS - t_start)) s of a $budget s budget" >> "$raw/context.txt"
 echo
 "${summary[@]}" || failures=$((failures + 1))
+if [ -s "$raw/versus.md" ]; then
+  { echo; echo "C++ against Python (tools/versus_python.py):"; sed -n '/^## Summary/,$p' "$raw/versus.md"; } \
+    >> "$out/summary.txt"
+fi
 tar -czf "$out/raw.tar.gz" -C "$out" raw && rm -rf "$raw"
 log "wrote $out/summary.txt and $out/raw.tar.gz"
 [ "$failures" = 0 ]
