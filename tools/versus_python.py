@@ -103,11 +103,12 @@ def build_python_step(model, mode, batch_size, device, reference_root):
 
 
 def top_level_ops(events, main_thread=None):
-    """Top-level operators among torch.profiler's function events: scope
-    FUNCTION, not an autograd engine node, no FUNCTION ancestor but engine
-    nodes; on the CPU only the stepping thread's (intra-op workers run
-    inside an operator of that thread), as the program's OpCounter."""
-    count = 0
+    """{name: calls} of the top-level operators among torch.profiler's
+    function events: scope FUNCTION, not an autograd engine node, no
+    FUNCTION ancestor but engine nodes; on the CPU only the stepping
+    thread's (intra-op workers run inside an operator of that thread), as
+    the program's OpCounter."""
+    counts = {}
     for e in events:
         if getattr(e, "scope", FUNCTION_SCOPE) != FUNCTION_SCOPE or e.name.startswith(ENGINE_NODE):
             continue
@@ -120,8 +121,9 @@ def top_level_ops(events, main_thread=None):
                 nested = True
                 break
             parent = parent.cpu_parent
-        count += not nested
-    return count
+        if not nested:
+            counts[e.name] = counts.get(e.name, 0) + 1
+    return counts
 
 
 def count_python_ops(step, device):
@@ -219,7 +221,8 @@ def worker(spec):
                 times.append((time.perf_counter() - start) * 1e3)
         out["step_ms"] = times
         if spec.get("count_ops"):
-            out["aten_ops"] = count_python_ops(step, device)
+            out["ops"] = count_python_ops(step, device)
+            out["aten_ops"] = sum(out["ops"].values())
             if device == "cuda":
                 out["gpu_busy_pct"] = gpu_busy_pct(step)
         out["torch_version"] = torch.__version__
@@ -284,8 +287,9 @@ def run_cpp(binary, name, device, threads, warmup, steps, seed, count_ops, timeo
                 f"--benchmark_repetitions={steps}", "--benchmark_min_time=1e-9",
                 "--benchmark_report_aggregates_only=false",
                 f"--benchmark_out={out}", "--benchmark_out_format=json"]
+        coverage = os.path.join(tmp, "ops.jsonl")
         if count_ops:
-            args.append("--torchbench_count_ops")
+            args += ["--torchbench_count_ops", f"--torchbench_op_coverage={coverage}"]
             if device == "cuda":
                 args.append("--torchbench_profile")
         try:
@@ -301,6 +305,7 @@ def run_cpp(binary, name, device, threads, warmup, steps, seed, count_ops, timeo
                     doc = json.load(f)
             except (OSError, json.JSONDecodeError):
                 doc = None
+        ops = read_coverage_ops(coverage, name) if count_ops else None
     if doc is None:
         tail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
         return {"error": tail[:300]}
@@ -316,7 +321,27 @@ def run_cpp(binary, name, device, threads, warmup, steps, seed, count_ops, timeo
                 result[counter] = run[counter]
     if not result["step_ms"]:
         return {"error": f"no timed step in the program's output (exit {proc.returncode})"}
+    if ops:
+        result["ops"] = ops
     return result
+
+
+def read_coverage_ops(path, name):
+    """{operator: top-level calls} of one instance's step in the program's
+    --torchbench_op_coverage file (None if it has none)."""
+    try:
+        with open(path) as f:
+            for text in f:
+                entry = json.loads(text)
+                if entry.get("instance") == name:
+                    ops = {}
+                    for op in entry.get("ops", []):
+                        if op.get("top_level"):
+                            ops[op["op"]] = ops.get(op["op"], 0) + op["calls"]
+                    return ops
+    except (OSError, json.JSONDecodeError, KeyError, TypeError):
+        pass
+    return None
 
 
 def run_python(spec, timeout, cores=None):
@@ -367,6 +392,22 @@ def verdict(ratio, lowest, highest, tolerance):
     if highest < 1.0 and 1.0 - ratio > margin:
         return "faster"
     return "even"
+
+
+def op_differences(record, limit=6):
+    """[(operator, C++ calls, Python calls)] per step where the two sides
+    differ most (by |difference|), from the first round's counts."""
+    cpp, py = record["cpp"].get("ops"), record["python"].get("ops")
+    if not cpp or not py:
+        return []
+    diff = [(op, cpp.get(op, 0), py.get(op, 0)) for op in set(cpp) | set(py)
+            if cpp.get(op, 0) != py.get(op, 0)]
+    diff.sort(key=lambda d: (-abs(d[1] - d[2]), d[0]))
+    return diff[:limit]
+
+
+def op_diff_text(record, limit=6):
+    return ", ".join(f"{op} {c} vs {p}" for op, c, p in op_differences(record, limit))
 
 
 def geomean(values):
@@ -445,7 +486,7 @@ def measure(binary, name, spec, reference, threads, args, reference_root, cores=
                 record[side]["error"] = got["error"]
                 continue
             record[side]["rounds_ms"].append(got["step_ms"])
-            for key in ("aten_ops", "gpu_busy_pct", "torch_version"):
+            for key in ("aten_ops", "ops", "gpu_busy_pct", "torch_version"):
                 if key in got:
                     record[side][key] = got[key]
         if "error" in record["cpp"] or "error" in record["python"]:
@@ -511,6 +552,22 @@ def markdown(doc):
         out.append(f"| {g['threads']} | {g['mode']} | {g['paired']} / {g['instances']} | "
                    f"{fmt(g['geomean_ratio'], '{:.3f}')} | {v['faster']} | {v['even']} | "
                    f"{v['slower']} | {domains} |")
+    slower = [r for r in doc["results"] if r["verdict"] == "slower"]
+    if slower:
+        out += ["", "## Where C++ is slower", "",
+                "Each with the top-level operators per step whose counts differ most "
+                "(C++ vs Python):", ""]
+        out += [f"- {r['benchmark']} ({r['threads']} thread(s)): C++/Py "
+                f"{r['ratio']:.3f}; {op_diff_text(r) or 'the same operators'}" for r in slower]
+    shares = sorted((r for r in doc["results"] if r.get("ratio")),
+                    key=lambda r: -r["python_share"])[:5]
+    if shares:
+        out += ["", "## Largest Python shares", ""]
+        out += [f"- {r['benchmark']} ({r['threads']} thread(s)): {r['python_share']:.0%} "
+                f"({fmt(r['python']['median_ms'], '{:.3f}')} ms Python, "
+                f"{fmt(r['cpp']['median_ms'], '{:.3f}')} ms C++; ops "
+                f"{fmt(r['python'].get('aten_ops'), '{:.0f}')} vs "
+                f"{fmt(r['cpp'].get('aten_ops'), '{:.0f}')})" for r in shares]
     out += ["", "## Every instance", "",
             "| benchmark | threads | reference | C++ ms | Python ms | C++/Py [rounds] | Py share |"
             " C++ ops | Py ops | verdict |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -709,6 +766,11 @@ def main(argv=None):
         print(f"versus-python: {g['threads']} thread(s), {g['mode']}: geomean C++/Py "
               f"{fmt(g['geomean_ratio'], '{:.3f}')} over {g['paired']} of {g['instances']} "
               f"instances ({domains}); {g['verdicts']['slower']} slower", file=sys.stderr)
+    for r in records:
+        if r["verdict"] == "slower":
+            print(f"versus-python: slower: {r['benchmark']} ({r['threads']} thread(s)) "
+                  f"C++/Py {r['ratio']:.3f}; top-level ops C++ vs Python: "
+                  f"{op_diff_text(r) or 'the same'}", file=sys.stderr)
     for path, text in ((args.output, lambda: json.dumps(doc, indent=1) + "\n"),
                        (args.markdown, lambda: markdown(doc))):
         if path:

@@ -129,8 +129,16 @@ class Statistics(unittest.TestCase):
                   engine, node, ev("aten::mm", parent=node),          # under a node: counted
                   user, ev("aten::add_", parent=user),                 # under a user scope
                   ev("aten::sum", thread=2)]                           # another thread
-        self.assertEqual(versus_python.top_level_ops(events, main_thread=1), 3)
-        self.assertEqual(versus_python.top_level_ops(events), 4)
+        self.assertEqual(versus_python.top_level_ops(events, main_thread=1),
+                         {"aten::linear": 1, "aten::mm": 1, "aten::add_": 1})
+        self.assertEqual(sum(versus_python.top_level_ops(events).values()), 4)
+
+    def test_op_differences(self):
+        r = record([[1]], [[1]])
+        r["cpp"]["ops"] = {"aten::matmul": 97, "aten::t": 74, "aten::add_": 73, "aten::mul": 3}
+        r["python"]["ops"] = {"aten::linear": 72, "aten::matmul": 25, "aten::mul": 3}
+        self.assertEqual(versus_python.op_differences(r, 3),
+                         [("aten::t", 74, 0), ("aten::add_", 73, 0), ("aten::linear", 0, 72)])
 
 
 class Driver(unittest.TestCase):
@@ -184,6 +192,7 @@ class Driver(unittest.TestCase):
         for side in ("cpp", "python"):
             self.assertEqual([len(x) for x in r[side]["rounds_ms"]], [3, 3, 3])
             self.assertGreater(r[side]["aten_ops"], 0)
+            self.assertEqual(sum(r[side]["ops"].values()), r[side]["aten_ops"])
         self.assertAlmostEqual(r["ratio"], r["cpp"]["median_ms"] / r["python"]["median_ms"])
         self.assertLessEqual(r["ratio_min"], r["ratio_max"])
         self.assertEqual(doc["summary"][0]["domains"]["science"]["instances"], 1)
