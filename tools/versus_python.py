@@ -37,7 +37,10 @@ C++/Python.
 A model whose reference cannot run here (a missing package, data, weights)
 is listed with the reason, never left out. --journal appends each finished
 instance and skips the ones a previous run of the same settings finished
-with both sides. --jobs N runs N instances side by side, each lane's
+with both sides. An instance whose C++ step takes more than
+--one-round-above seconds (2) runs one round: the interpreter's cost per
+operator is far below such a step's noise, and rounds of it cost minutes.
+--jobs N runs N instances side by side, each lane's
 processes pinned to cores of its own (N x threads must fit the machine):
 faster on many cores, at the price of sharing the memory system.
 
@@ -491,6 +494,9 @@ def measure(binary, name, spec, reference, threads, args, reference_root, cores=
                     record[side][key] = got[key]
         if "error" in record["cpp"] or "error" in record["python"]:
             break  # one side cannot run: no ratio, no point in more rounds
+        if (first and record["cpp"]["rounds_ms"] and args.one_round_above and
+                statistics.median(record["cpp"]["rounds_ms"][0]) > args.one_round_above * 1e3):
+            break  # a step of seconds: Python's per-op cost is far below its noise
     return summarize(record, args.tolerance)
 
 
@@ -502,7 +508,7 @@ def line(r):
     c, p = r["cpp"], r["python"]
     text = (f"{r['benchmark']:52s} {r['threads']:>2d} {fmt(c.get('median_ms'), '{:.3f}'):>10s} "
             f"{fmt(p.get('median_ms'), '{:.3f}'):>10s} {fmt(r.get('ratio'), '{:.3f}'):>7s} "
-            f"[{fmt(r.get('ratio_min'), '{:.2f}')}-{fmt(r.get('ratio_max'), '{:.2f}')}] "
+            f"{'[' + rounds_text(r) + ']':11s} "
             f"{fmt(r.get('python_share'), '{:+.0%}'):>6s} "
             f"{fmt(c.get('aten_ops'), '{:.0f}'):>6s} {fmt(p.get('aten_ops'), '{:.0f}'):>6s} "
             f"{r['verdict']}")
@@ -513,6 +519,16 @@ def line(r):
         if "error" in r[side]:
             text += f"  {side}: {r[side]['error']}"
     return text
+
+
+def rounds_text(r):
+    """The rounds' spread of the ratio, or how many rounds there were."""
+    n = len(r["cpp"]["rounds_ms"])
+    if not r.get("ratio"):
+        return "-"
+    if n == 1:
+        return "1 round"
+    return f"{fmt(r.get('ratio_min'))}-{fmt(r.get('ratio_max'))}"
 
 
 def busy_text(r):
@@ -536,7 +552,8 @@ def markdown(doc):
            f"LibTorch {ctx.get('libtorch_version', '?')} against torch "
            f"{ctx['torch_version']}; warm-up {ctx['warmup']}, median of "
            f"{ctx['steps']} steps per round, {ctx['rounds']} rounds interleaved in fresh "
-           "processes. C++/Py below 1: the C++ step is faster; Python share = (Py - C++) / Py. "
+           f"processes (one round where the C++ step exceeds {ctx['one_round_above']} s). "
+           "C++/Py below 1: the C++ step is faster; Python share = (Py - C++) / Py. "
            "[rounds]: the lowest and highest round's ratio; **slower** (faster) when C++ was "
            "slower (faster) in every round and the ratio is off 1 by more than the rounds' "
            f"spread and {ctx['tolerance']:.0%}. Ops: top-level ATen operators of one step on "
@@ -583,8 +600,8 @@ def markdown(doc):
         out.append(
             f"| {r['benchmark']} | {r['threads']} | {r['reference']} | "
             f"{fmt(c.get('median_ms'), '{:.3f}')} | {fmt(p.get('median_ms'), '{:.3f}')} | "
-            f"{fmt(r.get('ratio'), '{:.3f}')} [{fmt(r.get('ratio_min'))}-"
-            f"{fmt(r.get('ratio_max'))}] | {fmt(r.get('python_share'), '{:+.0%}')} | "
+            f"{fmt(r.get('ratio'), '{:.3f}')} [{rounds_text(r)}] | "
+            f"{fmt(r.get('python_share'), '{:+.0%}')} | "
             f"{fmt(c.get('aten_ops'), '{:.0f}')} | {fmt(p.get('aten_ops'), '{:.0f}')} | "
             f"{verdict} |")
     return "\n".join(out) + "\n"
@@ -610,6 +627,9 @@ def parse_args(argv):
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--seed", type=int, default=1337)
     p.add_argument("--timeout", type=int, default=900, help="seconds per process")
+    p.add_argument("--one-round-above", type=float, default=2.0, metavar="SECONDS",
+                   help="one round only for an instance whose C++ step (first round's "
+                        "median) exceeds this (0: every instance gets --rounds)")
     p.add_argument("--tolerance", type=float, default=0.05,
                    help="a ratio within 1 +- this (or the rounds' spread) is 'even'")
     p.add_argument("--jobs", type=int, default=1,
@@ -711,7 +731,8 @@ def main(argv=None):
     cpu, cpu_flags = machine()
     cores = os.cpu_count()
     settings = {"device": args.device, "rounds": args.rounds, "steps": args.steps,
-                "warmup": args.warmup, "seed": args.seed, "tolerance": args.tolerance}
+                "warmup": args.warmup, "seed": args.seed, "tolerance": args.tolerance,
+                "one_round_above": args.one_round_above}
     done = read_journal(args.journal, settings)
     command = "tools/tb versus-python " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
