@@ -138,7 +138,7 @@ def build_encoder(dropout):
     return XLMRobertaModel(config, add_pooling_layer=False)
 
 
-def _hub_class():
+def _hub_class(dropout=0.0):
     import torch
 
     class Hub(torch.nn.Module):
@@ -146,7 +146,7 @@ def _hub_class():
 
         def __init__(self):
             super().__init__()
-            self.model = build_encoder(dropout=0.0)
+            self.model = build_encoder(dropout=dropout)
 
         def forward(self, tokens):
             tokens = tokens.long()
@@ -164,12 +164,12 @@ def _hub_class():
     return Hub
 
 
-def _install_stand_ins():
+def _install_stand_ins(dropout=0.0):
     import argparse
 
     import torch
 
-    hub = _hub_class()
+    hub = _hub_class(dropout)
     fairseq = types.ModuleType("fairseq")
     fairseq.models = types.SimpleNamespace(roberta=types.SimpleNamespace(
         XLMRModel=types.SimpleNamespace(from_pretrained=lambda name: hub())))
