@@ -37,7 +37,8 @@ C++/Python.
 A model whose reference cannot run here (a missing package, data, weights)
 is listed with the reason, never left out. --journal appends each finished
 instance and skips the ones a previous run of the same settings finished
-with both sides. An instance whose C++ step takes more than
+with both sides; --journal-only measures nothing and makes the table from the
+journal (an instance it lacks is listed as not measured). An instance whose C++ step takes more than
 --one-round-above seconds (2) runs one round: the interpreter's cost per
 operator is far below such a step's noise, and rounds of it cost minutes.
 --jobs N runs N instances side by side, each lane's
@@ -447,7 +448,7 @@ def record_key(r):
     return (r["benchmark"], r["threads"], r["device"])
 
 
-def read_journal(path, settings):
+def read_journal(path, settings, keep_missing=False):
     done = {}
     if not path or not os.path.exists(path):
         return done
@@ -459,7 +460,7 @@ def read_journal(path, settings):
                 continue
             # A side that failed is measured again (its reference may have
             # been fixed since); a finished pair is kept.
-            if r.get("settings") == settings and r.get("verdict") != "missing":
+            if r.get("settings") == settings and (keep_missing or r.get("verdict") != "missing"):
                 done[record_key(r)] = r
     return done
 
@@ -500,6 +501,17 @@ def measure(binary, name, spec, reference, threads, args, reference_root, cores=
     return summarize(record, args.tolerance)
 
 
+def not_measured(name, spec, reference, threads, args):
+    """The row of an instance --journal-only found no record of."""
+    model, mode, batch = name.split("/")
+    reason = "not measured yet: the journal has no record of it (the same command without " \
+             "--journal-only measures it)"
+    return {"benchmark": name, "model": model, "domain": spec.get("domain", "unknown"),
+            "mode": mode, "batch_size": int(batch.split(":")[1]), "threads": threads,
+            "device": args.device, "reference": reference, "verdict": "missing",
+            "not_measured": reason, "cpp": {"rounds_ms": []}, "python": {"rounds_ms": []}}
+
+
 def fmt(v, spec="{:.2f}"):
     return spec.format(v) if isinstance(v, (int, float)) and v is not None else "-"
 
@@ -518,6 +530,8 @@ def line(r):
     for side in ("cpp", "python"):
         if "error" in r[side]:
             text += f"  {side}: {r[side]['error']}"
+    if "not_measured" in r:
+        text += f"  {r['not_measured']}"
     return text
 
 
@@ -590,8 +604,9 @@ def markdown(doc):
             " C++ ops | Py ops | verdict |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in doc["results"]:
         c, p = r["cpp"], r["python"]
-        why = "; ".join(f"{'C++' if s == 'cpp' else 'Python'}: {r[s]['error']}"
-                        for s in ("cpp", "python") if "error" in r[s])
+        why = "; ".join([f"{'C++' if s == 'cpp' else 'Python'}: {r[s]['error']}"
+                         for s in ("cpp", "python") if "error" in r[s]] +
+                        ([r["not_measured"]] if "not_measured" in r else []))
         verdict = f"**{r['verdict']}**" if r["verdict"] == "slower" else r["verdict"]
         if busy_text(r):
             verdict += f"; {busy_text(r)}"
@@ -639,6 +654,9 @@ def parse_args(argv):
     p.add_argument("-o", "--output", metavar="JSON")
     p.add_argument("--markdown", metavar="MD")
     p.add_argument("--journal", metavar="JSONL")
+    p.add_argument("--journal-only", action="store_true",
+                   help="measure nothing: the table from --journal's records (an instance "
+                        "it lacks is listed as not measured)")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
@@ -657,6 +675,8 @@ def parse_args(argv):
     if args.jobs < 1 or args.jobs * max(args.threads) > len(os.sched_getaffinity(0)):
         p.error(f"--jobs {args.jobs} x --threads {max(args.threads)} does not fit the "
                 f"{len(os.sched_getaffinity(0))} cores this process may use")
+    if args.journal_only and not args.journal:
+        p.error("--journal-only needs --journal FILE")
     if args.warmup < 0:
         p.error(f"--warmup must not be negative, not {args.warmup}")
     return args
@@ -733,7 +753,7 @@ def main(argv=None):
     settings = {"device": args.device, "rounds": args.rounds, "steps": args.steps,
                 "warmup": args.warmup, "seed": args.seed, "tolerance": args.tolerance,
                 "one_round_above": args.one_round_above}
-    done = read_journal(args.journal, settings)
+    done = read_journal(args.journal, settings, keep_missing=args.journal_only)
     command = "tools/tb versus-python " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     print(f"versus-python: {len(names)} instances x threads {args.threads}, {args.rounds} rounds"
@@ -755,6 +775,8 @@ def main(argv=None):
         key = (name, threads, args.device)
         if key in done:
             record = done[key]
+        elif args.journal_only:
+            record = not_measured(name, specs[model], reference_kind(model), threads, args)
         else:
             cores = lanes.get()
             try:
@@ -798,6 +820,11 @@ def main(argv=None):
             with open(path, "w") as f:
                 f.write(text())
     status = 0
+    unmeasured = sum("not_measured" in r for r in records)
+    if unmeasured:
+        print(f"versus-python: {unmeasured} instance(s) not measured: the journal has no record "
+              "of them", file=sys.stderr)
+        status = 1
     for r in records:
         if "error" in r["cpp"]:
             print(f"versus-python: {r['benchmark']} ({r['threads']} thread(s)): the program "
