@@ -9,6 +9,8 @@ Python reference step.
   the program is wrapped by a script that logs each start, so the log shows
   the rounds interleaved C++ Py, Py C++, C++ Py; tools/tb report's section
   from its JSON;
+- the journal: a rerun skips what it holds; --journal-only lists the rest
+  as not measured;
 - bad input: an unknown model, no reference root, a root without
   torchbenchmark/models, a bad --batch-size, a reference that fails (the
   run still writes its results): one line each, exit 2.
@@ -209,6 +211,28 @@ class Driver(unittest.TestCase):
             text = f.read()
         self.assertIn('<section id="versus"><h2>1. C++ against Python</h2>', text)
         self.assertIn("<td class=\"\">lennard_jones/Eval/batch_size:1</td>", text)
+
+    def test_journal(self):
+        journal = os.path.join(self.tmp.name, "journal.jsonl")
+        common = ["lennard_jones", "--rounds", "1", "--steps", "1", "--reference-root",
+                  self.checkout, "--journal", journal]
+        self.assertEqual(self.run_tool(*common, "--mode", "eval").returncode, 0)
+        if os.path.exists(self.log):
+            os.remove(self.log)
+        # A rerun skips what the journal holds: nothing starts.
+        proc = self.run_tool(*common, "--mode", "eval")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertFalse(os.path.exists(self.log))
+        self.assertIn("lennard_jones/Eval/batch_size:1", proc.stdout)
+        # --journal-only: Train was never measured, and says so.
+        out = os.path.join(self.tmp.name, "journal.json")
+        proc = self.run_tool(*common, "--journal-only", "-o", out)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertFalse(os.path.exists(self.log))
+        with open(out) as f:
+            rows = {r["mode"]: r for r in json.load(f)["results"]}
+        self.assertIn("ratio", rows["Eval"])
+        self.assertIn("not measured yet", rows["Train"]["not_measured"])
 
     def test_pip_referenced_model(self):
         proc = self.run_tool("alexnet", "--mode", "eval", "--rounds", "1", "--steps", "2")
