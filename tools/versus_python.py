@@ -4,7 +4,8 @@
     tools/tb versus-python [MODEL...] [--mode train|eval|both]
         [--batch-size N|default] [--device cpu|cuda] [--reference-root CHECKOUT]
         [--threads 1,2] [--rounds 3] [--steps 10] [--warmup 3] [--timeout S]
-        [--jobs N] [-o OUT.json] [--markdown OUT.md] [--journal FILE]
+        [--jobs N] [--costs RUN.json] [-o OUT.json] [--markdown OUT.md]
+        [--journal FILE [--journal-only]]
 
 For each selected instance (<model>/<Train|Eval>/batch_size:<N>, every model
 by default) and each thread count, both sides run in rounds, each round in
@@ -43,7 +44,9 @@ journal (an instance it lacks is listed as not measured). An instance whose C++ 
 operator is far below such a step's noise, and rounds of it cost minutes.
 --jobs N runs N instances side by side, each lane's
 processes pinned to cores of its own (N x threads must fit the machine):
-faster on many cores, at the price of sharing the memory system.
+faster on many cores, at the price of sharing the memory system. --costs
+RUN.json orders the instances by a previous run's step times, the cheapest
+first, so that a run stopped early holds the most rows.
 
 --markdown writes the table (the command and the date in its head), and -o
 the JSON that tools/tb report reads for its "C++ against Python" section.
@@ -501,6 +504,17 @@ def measure(binary, name, spec, reference, threads, args, reference_root, cores=
     return summarize(record, args.tolerance)
 
 
+def read_costs(path):
+    """{instance: step ms} from a torchbench Google Benchmark JSON file."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        return {r.get("run_name", r["name"]): r["real_time"] * SCALE_MS[r["time_unit"]]
+                for r in doc["benchmarks"] if not r.get("error_occurred")}
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as e:
+        raise InputError(f"--costs {path}: not a torchbench results file ({e})")
+
+
 def not_measured(name, spec, reference, threads, args):
     """The row of an instance --journal-only found no record of."""
     model, mode, batch = name.split("/")
@@ -654,6 +668,9 @@ def parse_args(argv):
     p.add_argument("-o", "--output", metavar="JSON")
     p.add_argument("--markdown", metavar="MD")
     p.add_argument("--journal", metavar="JSONL")
+    p.add_argument("--costs", metavar="RUN.json",
+                   help="a torchbench results file: instances in the order of its step times "
+                        "(the cheapest first; the ones it lacks last)")
     p.add_argument("--journal-only", action="store_true",
                    help="measure nothing: the table from --journal's records (an instance "
                         "it lacks is listed as not measured)")
@@ -742,6 +759,7 @@ def main(argv=None):
                                args.device)
         if not names:
             raise InputError("the selection has no instance (a model without that mode?)")
+        costs = read_costs(args.costs) if args.costs else {}
     except InputError as e:
         print(f"versus-python: {e}", file=sys.stderr)
         return 2
@@ -760,8 +778,9 @@ def main(argv=None):
           f" of {args.warmup} warm-up + {args.steps} steps; {cpu}, {cores} cores; torch "
           f"{torch.__version__}", file=sys.stderr)
     print(HEADER, flush=True)
-    # Eval before Train: the cheaper half of the table first.
-    order = sorted(names, key=lambda n: n.split("/")[1] != "Eval")
+    # The cheapest first (a previous run's step times, else Eval before
+    # Train), so that a run stopped early has the most rows.
+    order = sorted(names, key=lambda n: (costs.get(n, math.inf), n.split("/")[1] != "Eval"))
     work = [(t, n) for t in args.threads for n in order]
     lanes = queue.Queue()
     for lane in lane_cores(args.jobs, args.threads):
