@@ -233,7 +233,7 @@ def worker(spec):
             if device == "cuda":
                 out["gpu_busy_pct"] = gpu_busy_pct(step)
         out["torch_version"] = torch.__version__
-    except Exception as e:  # the reference failed: that instance's reason
+    except (Exception, SystemExit) as e:  # the reference failed: that instance's reason
         out["error"] = f"{type(e).__name__}: {e}".splitlines()[0][:300]
     print(RESULT_PREFIX + json.dumps(out), flush=True)
     return 0

@@ -20,8 +20,6 @@ import types
 import reference
 from reference_env import _attribute
 
-DETECTRON2_ROOT = "/work/d2"
-
 # model -> why TorchBench's Model cannot be built on this machine.
 UNAVAILABLE = {}
 
@@ -95,7 +93,9 @@ def _temporary_folder(stack, prefix):
 def _detectron2():
     import detectron2_env
 
-    return detectron2_env.setup(os.environ.get("DETECTRON2_ROOT") or DETECTRON2_ROOT)
+    # A detectron2 source checkout at c470ca3: DETECTRON2_ROOT, as for the
+    # golden files.
+    return detectron2_env.setup()
 
 
 def _pkg_resources(d2_root):
