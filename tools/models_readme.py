@@ -147,6 +147,9 @@ tools/models_readme.py --program build/benchmarks/torchbench
 - **parameters**, **buffers**: element counts, equal to the reference's.
 - Precisions a model cannot run, and each model's TorchBench default precision, are in
   [Precision and optimizers](../tools/README.md#precision-and-optimizers-as-pytorch-users-run-them).
+- Each model's C++ step beside TorchBench's own Python step on one machine (C++/Python, the
+  Python share, operators per step, per domain): [versus_python.md](versus_python.md), made by
+  `tools/tb versus-python` ([C++ against Python](../tools/README.md#c-against-python)).
 
 ## How each model is checked, and where a port departs from its reference
 
