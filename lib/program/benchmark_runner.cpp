@@ -367,6 +367,7 @@ void RegisterInstances(const std::vector<PlannedInstance>& planned,
       plan = {.entry = entry, .config = config, .warmup_steps = warmup};
       plan.options.steps = options.profile_steps;
       plan.options.trace_dir = options.trace_dir;
+      plan.options.record_shapes = options.profile_shapes;
     }
     benchmark::RegisterBenchmark(p.name.c_str(),
                                  [entry, config, warmup, count_ops,

@@ -36,6 +36,8 @@ struct RunOptions {
   int profile_steps = 0;
   // With profile_steps: where each instance's trace and tables go ("": none).
   std::string trace_dir;
+  // With profile_steps: record each op's input shapes (ProfileOptions).
+  bool profile_shapes = false;
   // Non-empty: before an instance's first timed loop, one untimed step under
   // OpCoverage (op_coverage.h) appends the instance's line to this file and
   // adds ops_distinct* counters.

@@ -1,6 +1,7 @@
 #include "program/context.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/Version.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <torch/version.h>
 
@@ -31,6 +32,8 @@ std::vector<std::pair<std::string, std::string>> RunContext(
   kv.emplace_back("torchbench_version", TORCHBENCH_VERSION);
   kv.emplace_back("torchbench_git_commit", TORCHBENCH_GIT_COMMIT);
   kv.emplace_back("libtorch_version", TORCH_VERSION);
+  // The vector kernels ATen dispatches to (ATEN_CPU_CAPABILITY lowers it).
+  kv.emplace_back("cpu_capability", at::get_cpu_capability());
   // CUDART_VERSION-style integers: 13000 is 13.0, cuDNN 91000 is 9.10.0.
   const long cudart = cuda.hasCUDA() ? cuda.versionCUDART() : 0;
   kv.emplace_back("cuda_runtime_version",
@@ -65,6 +68,10 @@ std::vector<std::pair<std::string, std::string>> RunContext(
   kv.emplace_back("warmup_steps", absl::StrCat(flags.warmup_steps));
   kv.emplace_back("profile_steps",
                   flags.profile ? absl::StrCat(flags.profile_steps) : "off");
+  if (flags.profile_shapes) kv.emplace_back("profile_shapes", "true");
+  if (!flags.testonly_slow_op.empty()) {
+    kv.emplace_back("testonly_slow_op", flags.testonly_slow_op);
+  }
   kv.emplace_back("cpu_memory_counter", Bool(CpuMemoryCounterInstalled()));
   kv.emplace_back("timer", device.is_cpu() ? "steady_clock" : "device_events");
   return kv;

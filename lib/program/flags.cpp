@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "program/slow_op.h"
 
 namespace torchbench {
 namespace {
@@ -112,6 +113,15 @@ absl::StatusOr<HarnessFlags> ParseHarnessFlags(int* argc, char** argv) {
       if (auto s = need_value(); !s.ok()) return s;
       flags.trace_dir = *value;
       flags.profile = true;
+    } else if (name == "torchbench_profile_shapes") {
+      auto b = ParseBool(name, value);
+      if (!b.ok()) return b.status();
+      flags.profile_shapes = *b;
+      flags.profile = flags.profile || *b;
+    } else if (name == "torchbench_testonly_slow_op") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (auto spec = ParseSlowOp(*value); !spec.ok()) return spec.status();
+      flags.testonly_slow_op = *value;
     } else if (name == "torchbench_op_coverage") {
       if (auto s = need_value(); !s.ok()) return s;
       flags.op_coverage = *value;
@@ -225,6 +235,12 @@ std::string HarnessFlagsHelp() {
   --torchbench_trace_dir=DIR         also save each instance's Chrome trace (Perfetto,
                                      Holistic Trace Analysis) and top-k op tables
                                      in DIR (implies --torchbench_profile)
+  --torchbench_profile_shapes        the profiler also records each op's input
+                                     shapes, dtypes and scalars (in the trace;
+                                     implies --torchbench_profile)
+  --torchbench_testonly_slow_op=aten::mm:0.2
+                                     test-only: every call of that operator takes
+                                     1.2x its time (checks tools/tb abtest)
   --torchbench_op_coverage=FILE      the operators each instance dispatches in one
                                      untimed step (after warm-up), by phase, to FILE
                                      (JSON lines; tools/tb coverage reads it), and

@@ -39,6 +39,12 @@ struct HarnessFlags {
   // --torchbench_trace_dir=DIR: each instance's Chrome trace and profile
   // tables.
   std::string trace_dir;
+  // --torchbench_profile_shapes: the profiler records each op's input shapes,
+  // dtypes and scalar arguments (in the Chrome trace), for tools/tb abtest's
+  // micro-benchmarks; implies profile.
+  bool profile_shapes = false;
+  // --torchbench_testonly_slow_op=aten::mm:0.2 (slow_op.h); empty: none.
+  std::string testonly_slow_op;
   // --torchbench_op_coverage=FILE: the operators each instance dispatches in
   // one untimed step (op_coverage.h) go to FILE, and counters ops_distinct,
   // ... to its results.

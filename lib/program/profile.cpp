@@ -274,7 +274,9 @@ InstanceProfile ProfileInstance(Instance& instance, const std::string& name,
   // them about the run; level 6 is above both. A user's own
   // KINETO_LOG_LEVEL wins.
   if (!gpu) ::setenv("KINETO_LOG_LEVEL", "6", /*overwrite=*/0);
-  const pi::ProfilerConfig config(pi::ProfilerState::KINETO);
+  const pi::ProfilerConfig config(
+      pi::ProfilerState::KINETO,
+      /*report_input_shapes=*/options.record_shapes);
   ap::prepareProfiler(config, activities);
   ap::enableProfiler(config, activities);
   std::unique_ptr<ap::ProfilerResult> result;

@@ -33,6 +33,10 @@ namespace torchbench {
 struct ProfileOptions {
   int steps = 5;
   std::string trace_dir;  // empty: no files
+  // Each op's input shapes, dtypes and scalar arguments in the trace ("Input
+  // Dims", "Input type", "Concrete Inputs"): what tools/tb abtest's
+  // micro-benchmarks rebuild an op's call from. Costs host time per op.
+  bool record_shapes = false;
   int top_k = 15;
 };
 

@@ -32,6 +32,7 @@
 #include "program/progress.h"
 #include "program/reporter.h"
 #include "program/shard.h"
+#include "program/slow_op.h"
 #include "torchbench/device.h"
 #include "torchbench/memory.h"
 #include "torchbench/vision_ops.h"
@@ -302,6 +303,14 @@ int RunMain(int argc, char** argv, bool caller_benchmarks) {
     return 2;
   }
   if (flags->cpu_memory_counter) InstallCpuMemoryCounter();
+  if (!flags->testonly_slow_op.empty()) {
+    const absl::Status installed =
+        InstallSlowOp(*ParseSlowOp(flags->testonly_slow_op));
+    if (!installed.ok()) {
+      std::cerr << "torchbench: " << installed.message() << "\n";
+      return 2;
+    }
+  }
   if (flags->list_models) {
     return ListModels(Registry::Global(), *flags->list_models, std::cout) ? 0
                                                                           : 1;
@@ -376,6 +385,7 @@ int RunMain(int argc, char** argv, bool caller_benchmarks) {
   options.count_ops = flags->count_ops;
   options.profile_steps = flags->profile ? flags->profile_steps : 0;
   options.trace_dir = flags->trace_dir;
+  options.profile_shapes = flags->profile_shapes;
   options.channels_last = flags->channels_last;
   options.warmup_steps = flags->warmup_steps;
   options.seed = flags->seed;

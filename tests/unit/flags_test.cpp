@@ -134,9 +134,18 @@ TEST(FlagsTest, ProfileFlags) {
   auto k = ParseHarnessFlags(&steps.argc, steps.pointers.data());
   ASSERT_TRUE(k.ok()) << k.status();
   EXPECT_TRUE(k->profile);
+  // Recording shapes implies the pass; a test-only slowdown is validated here.
+  Args shapes({"tb", "--torchbench_profile_shapes",
+               "--torchbench_testonly_slow_op=aten::addmm:0.5"});
+  auto s = ParseHarnessFlags(&shapes.argc, shapes.pointers.data());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE(s->profile && s->profile_shapes);
+  EXPECT_EQ(s->testonly_slow_op, "aten::addmm:0.5");
   for (const char* arg :
        {"--torchbench_profile_steps=0", "--torchbench_profile_steps=x",
-        "--torchbench_trace_dir", "--torchbench_profile=2"}) {
+        "--torchbench_trace_dir", "--torchbench_profile=2",
+        "--torchbench_testonly_slow_op=addmm",
+        "--torchbench_profile_shapes=x"}) {
     Args bad({"tb", arg});
     auto parsed = ParseHarnessFlags(&bad.argc, bad.pointers.data());
     EXPECT_FALSE(parsed.ok()) << arg;
