@@ -30,7 +30,8 @@ aggregates are recomputed), pooled over every file of a side:
 Exit status: 0 pass (improvements, NOISY, INSUFFICIENT and MISSING included),
 1 at least one regression (or MISSING with --strict), 2 bad input or usage
 (unreadable or non-Google-Benchmark JSON, no common benchmark, a context
-mismatch without --allow-env-mismatch).
+mismatch without --allow-env-mismatch). --compare-key libtorch_version lets
+the sides differ in that key (two LibTorch builds, tools/tb abtest).
 """
 
 import argparse
@@ -72,7 +73,7 @@ REQUIRED_KEYS = ["torchbench_device", "device_name", "precision",
 # Worth a warning, not a refusal.
 WARN_KEYS = ["host_name", "num_cpus", "inter_op_threads", "warmup_steps",
              "cuda_runtime_version", "cudnn_version", "library_build_type",
-             "cpu_memory_counter", "timer"]
+             "cpu_memory_counter", "timer", "cpu_capability"]
 FINGERPRINT_KEYS = ["host_name", "num_cpus", "mhz_per_cpu", "torchbench_device",
                     "device_name", "precision", "libtorch_version",
                     "intra_op_threads", "inter_op_threads",
@@ -167,13 +168,23 @@ def context_value(run, key):
     return v
 
 
-def check_contexts(sides, allow):
+def check_contexts(sides, allow, compared=()):
     """sides: [(label, [Run])]. Returns warnings; raises InputError on a
-    mismatch of a required key unless allow."""
+    mismatch of a required key unless allow. `compared`: keys whose values
+    are what the comparison is about (libtorch_version in tools/tb abtest):
+    they may differ between the sides, not within one."""
     runs = [(label, r) for label, rs in sides for r in rs]
     errors, notes = [], []
+    for key in compared:
+        for label, rs in sides:
+            values = {context_value(r, key) for r in rs}
+            if len(values) > 1:
+                errors.append(f"{key} differs within the {label} runs: "
+                              + ", ".join(repr(v) for v in sorted(values, key=str)))
     for keys, sink in ((REQUIRED_KEYS, errors), (WARN_KEYS, notes)):
         for key in keys:
+            if key in compared:
+                continue
             values = {}
             for label, r in runs:
                 values.setdefault(context_value(r, key), []).append(f"{r.path} ({label})")
@@ -499,6 +510,9 @@ def parse_args(argv):
     p.add_argument("--strict", action="store_true", help="MISSING benchmarks fail too")
     p.add_argument("--allow-env-mismatch", action="store_true",
                    help="compare runs whose contexts differ (warn instead of exit 2)")
+    p.add_argument("--compare-key", action="append", default=[], metavar="KEY",
+                   help="a context key the sides are meant to differ in (e.g. "
+                        "libtorch_version for two LibTorch builds); repeatable")
     p.add_argument("--markdown", metavar="FILE", help="write a Markdown summary "
                    "(to $GITHUB_STEP_SUMMARY it appends)")
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML comparison")
@@ -546,7 +560,7 @@ def main(argv=None):
                                      "(drop --benchmark_report_aggregates_only; "
                                      "--benchmark_display_aggregates_only is fine)")
         warns = check_contexts([("base", base_runs), ("cand", cand_runs)],
-                               args.allow_env_mismatch)
+                               args.allow_env_mismatch, args.compare_key)
         noise_doc = load_noise(args.noise) if args.noise else None
         result = compare(base_runs, cand_runs, args, noise_doc)
     except InputError as e:

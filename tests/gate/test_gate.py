@@ -336,6 +336,17 @@ class Gate(unittest.TestCase):
             p, _ = self.gate(base, cand, "--allow-env-mismatch")
             self.assertEqual(p.returncode, 0, f"{key}: " + p.stdout + p.stderr)
             self.assertIn("context mismatch allowed", p.stderr)
+        # Two LibTorch builds: the key the comparison is about may differ
+        # between the sides (tools/tb abtest), not within one.
+        cand = self.run_("cand_lt.json", context={"libtorch_version": "2.15.0"})
+        p, _ = self.gate(base, cand, "--compare-key", "libtorch_version")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertNotIn("differs", p.stderr)
+        p, _ = self.gate("--base", base, "--cand", cand,
+                         os.path.join(self.dir, "cand_libtorch_version.json"),
+                         "--compare-key", "libtorch_version")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("libtorch_version differs within the cand runs", p.stderr)
         # Another harness commit is what a gate compares: fine.
         cand = self.run_("cand_commit.json", context={"torchbench_git_commit": "cccccccc"})
         p, _ = self.gate(base, cand)
