@@ -44,13 +44,15 @@ Then, per intra-op thread count (--threads 1,2):
 
 Writes to -o DIR: report.md (context of both builds, the gate's table and
 noise, attribution and micro-benchmarks per benchmark), abtest.json (the
-same, for tools/tb report), the runs (runs/t<N>/{A,B}-r<k>.json: `tools/tb
+same, for tools/tb report), report.html (tools/tb report's page: "B against
+A" of the first runs and a "LibTorch A/B" section), the runs (runs/t<N>/{A,B}-r<k>.json: `tools/tb
 report runs/t1/A-r1.json runs/t1/B-r1.json` draws the comparison view), the
 profiles and the gate's own outputs.
 
 Selection: the torchbench flags after `--` (--benchmark_filter,
---torchbench_batch_sizes, ...); none on a CPU: tools/cpu_default_set.txt at
-batch 1, as `tools/tb bench` runs it. Both builds must list the same
+--torchbench_batch_sizes, --torchbench_device); none of those on a CPU:
+tools/cpu_default_set.txt at batch 1, as `tools/tb bench` runs it (other
+flags after `--`, --benchmark_min_time=0.1 say, apply to it). Both builds must list the same
 benchmarks (--common-only: the ones both list). --cand-args passes flags to
 B's runs only (an A/A run with a test-only slowdown:
 --cand-args=--torchbench_testonly_slow_op=aten::mm:0.2).
@@ -199,18 +201,20 @@ def build_program(side, work, jobs):
                       f"-DCMAKE_PREFIX_PATH={side.prefix}"])
     steps.append(["cmake", "--build", side.build_dir, "--target", "torchbench",
                   "-j", str(jobs), "--", "-k", "0"])
-    with open(log_path, "w") as logf:
-        for cmd in steps:
-            log(f"{side.label}: {' '.join(cmd)}")
-            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  text=True)
-            logf.write(proc.stdout)
-            if proc.returncode != 0:
-                if "Configuring incomplete" in proc.stdout or cmd[1] == "-S":
-                    shutil.rmtree(os.path.join(side.build_dir, "build.ninja"),
-                                  ignore_errors=True)
-                raise InputError(f"LibTorch {side.version} ({side.spec}): the build failed: "
-                                 f"{first_build_error(proc.stdout)} (log: {log_path})")
+    for cmd in steps:
+        log(f"{side.label}: {' '.join(cmd)}  (log: {log_path})")
+        with open(log_path, "w") as logf:  # as it goes: tail -f shows the build
+            proc = subprocess.run(cmd, stdout=logf, stderr=subprocess.STDOUT)
+        if proc.returncode != 0:
+            with open(log_path, errors="replace") as f:
+                text = f.read()
+            if cmd[1] == "-S":  # a failed configuration is not kept; its log is
+                shutil.rmtree(side.build_dir, ignore_errors=True)
+                log_path = os.path.join(work, f"build-{side.version}-{key}.configure.log")
+                with open(log_path, "w") as f:
+                    f.write(text)
+            raise InputError(f"LibTorch {side.version} ({side.spec}): the build failed: "
+                             f"{first_build_error(text)} (log: {log_path})")
     side.program = program
 
 
@@ -284,6 +288,11 @@ def resolve(side, work, pip_index, jobs):
 
 
 # --- running ---------------------------------------------------------------------
+
+# Flags that select benchmarks: without any, the default selection applies
+# (other flags after `--`, --benchmark_min_time say, are added to it).
+SELECTION_FLAGS = ("--benchmark_filter", "--torchbench_batch_sizes", "--torchbench_device")
+
 
 def default_selection(program):
     """The CPU default set at batch 1 on a machine without a GPU, as tools/tb
@@ -613,6 +622,9 @@ def markdown(doc):
                                f"{t['threads']} thread(s): {m['a_us']:.1f} us -> "
                                f"{m['b_us']:.1f} us ({m['ratio']:.2f}x, rounds "
                                f"{m['ratio_low']:.2f}..{m['ratio_high']:.2f}): {m['verdict']}.")
+                    if m["verdict"] == "confirms":
+                        out.append(f"Reproduce (PYTHON: each build's; CPU capability as "
+                                   f"above): `{m['reproduce']}`")
         out.append("")
     return "\n".join(out) + "\n"
 
@@ -730,8 +742,13 @@ def attribute(sides, row, args, flags, threads, outdir):
             result["microbench"].append({"op": r["op"], "error": "no call with shapes in A's trace"})
             continue
         micro = confirm(sides, sigs[0], r["op"], threads, rounds=4, iters=0)
+        spec = json.dumps({"op": r["op"], "sig": {k: sigs[0][k] for k in
+                                                  ("dims", "strides", "types", "concrete")},
+                           "threads": threads}, separators=(",", ":"))
         micro.update(op=r["op"], signature=signature_text(sigs[0]),
-                     calls_per_step=sigs[0]["calls"] / args.profile_steps)
+                     calls_per_step=sigs[0]["calls"] / args.profile_steps,
+                     reproduce=f"OMP_NUM_THREADS={threads} taskset -c 0-{threads - 1} "
+                               f"PYTHON tools/abtest_microbench.py '{spec}'")
         micro["verdict"] = judge(micro, step_change_us)
         result["microbench"].append(micro)
     return result
@@ -746,7 +763,9 @@ def main(argv=None):
         os.makedirs(args.work, exist_ok=True)
         for side in sides:
             resolve(side, args.work, args.pip_find_links, args.jobs)
-        flags = args.flags or default_selection(sides[0].program)
+        flags = list(args.flags)
+        if not any(f.startswith(SELECTION_FLAGS) for f in flags):
+            flags = default_selection(sides[0].program) + flags
         lists = [list_benchmarks(s, flags) for s in sides]
         if not lists[0] and not lists[1]:
             raise InputError("the selection matches no benchmark")
@@ -815,6 +834,17 @@ def main(argv=None):
         json.dump(doc, f, indent=1)
     with open(os.path.join(args.output, "report.md"), "w") as f:
         f.write(markdown(doc))
+    # The HTML report: its "B against A" view of the first thread count's
+    # first runs, and the A/B section of this file.
+    first = doc["threads"][0]["files"] if doc["threads"] else None
+    if first:
+        html = os.path.join(args.output, "report.html")
+        proc = subprocess.run([sys.executable, os.path.join(TOOLS, "report.py"), first["A"][0],
+                               first["B"][0], os.path.join(args.output, "abtest.json"),
+                               "--title", "LibTorch A/B", "-o", html],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            log("no report.html: " + (proc.stderr.strip().splitlines() or ["?"])[-1])
     flagged = sum(1 for t in doc["threads"] for a in t["attribution"]
                   if a["why"].startswith("flagged"))
     print(f"abtest: {'FAIL' if code else 'pass'}: {flagged} benchmark(s) flagged; "

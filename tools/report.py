@@ -44,6 +44,7 @@ import coverage
 from report_rules import number
 
 VERSUS_TOOL = "torchbench-versus-python"  # tools/versus_python.py's files
+ABTEST_TOOL = "torchbench-abtest"  # tools/abtest.py's abtest.json
 
 TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 # Google Benchmark's own numeric fields; every other number is a counter.
@@ -220,10 +221,14 @@ def parse_domains(text):
 
 
 def load_inputs(paths):
-    runs, searches, versus = [], [], []
+    runs, searches, versus, abtests = [], [], [], []
     for path in paths:
         doc = read_json(path)
-        if isinstance(doc, dict) and doc.get("tool") == "torchbench-batch-search":
+        if isinstance(doc, dict) and doc.get("tool") == ABTEST_TOOL:
+            if not isinstance(doc.get("threads"), list) or not isinstance(doc.get("sides"), list):
+                raise InputError(f"{path}: an abtest file without 'threads' and 'sides' lists")
+            abtests.append(doc)
+        elif isinstance(doc, dict) and doc.get("tool") == "torchbench-batch-search":
             searches.append(SearchFile(path, doc))
         elif isinstance(doc, dict) and doc.get("tool") == VERSUS_TOOL:
             if not isinstance(doc.get("results"), list) or not isinstance(
@@ -241,9 +246,11 @@ def load_inputs(paths):
                          f"({', '.join(r.path for r in runs)})")
     if len(versus) > 1:
         raise InputError(f"{len(versus)} versus-python files: give one")
-    if not runs and not searches and not versus:
+    if len(abtests) > 1:
+        raise InputError(f"{len(abtests)} abtest files: give one")
+    if not runs and not searches and not versus and not abtests:
         raise InputError("no input: give a results file and/or batch-search files")
-    return runs, searches, versus[0] if versus else None
+    return runs, searches, versus[0] if versus else None, abtests[0] if abtests else None
 
 
 def load_models_json(path):
@@ -411,7 +418,7 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        runs, search_files, versus = load_inputs(args.inputs)
+        runs, search_files, versus, abtest = load_inputs(args.inputs)
         listed = load_models_json(args.models_json) if args.models_json else {}
         if args.profiles and not os.path.isdir(args.profiles):
             raise InputError(f"--profiles {args.profiles}: not a directory")
@@ -446,7 +453,8 @@ def main(argv=None):
     for w in warnings:
         print(f"report: warning: {w}", file=sys.stderr)
     doc = report_page.render(args.title, analyses, search_files, domain_of, warnings,
-                             profiles=bool(args.profiles), coverage=cov, versus=versus)
+                             profiles=bool(args.profiles), coverage=cov, versus=versus,
+                             abtest=abtest)
     try:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(doc)

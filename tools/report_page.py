@@ -110,7 +110,8 @@ def fact(label, value, alert=False):
             f'<span>{e(value)}</span></div>')
 
 
-def summary(title, analyses, search_files, domain_of, warnings, coverage=None, versus=None):
+def summary(title, analyses, search_files, domain_of, warnings, coverage=None, versus=None,
+            abtest=None):
     files = [r.path for r, _, _ in analyses] + [s.path for s in search_files]
     out = [f"<header><h1>{e(title)}</h1><p class=\"muted\">from "
            + ", ".join(f"<code>{e(os.path.basename(f))}</code>" for f in files) + "</p>"]
@@ -131,7 +132,7 @@ def summary(title, analyses, search_files, domain_of, warnings, coverage=None, v
         ctx = search_files[0].context
         out.append('<div class="facts">' + "".join(
             fact(label, ctx.get(key) or "—") for label, key in CONTEXT_KEYS[:5]) + "</div>")
-    out.append(glance(analyses, search_files, domain_of, warnings, coverage, versus))
+    out.append(glance(analyses, search_files, domain_of, warnings, coverage, versus, abtest))
     out.append("</header>")
     return "".join(out)
 
@@ -157,7 +158,8 @@ def context_table(runs):
             "the runs. Sections 1–2 describe run A; section “B against A” compares both.</p>")
 
 
-def glance(analyses, search_files, domain_of, warnings, coverage=None, versus=None):
+def glance(analyses, search_files, domain_of, warnings, coverage=None, versus=None,
+           abtest=None):
     items = []
     if analyses:
         run, pairs, flags = analyses[0]
@@ -193,6 +195,8 @@ def glance(analyses, search_files, domain_of, warnings, coverage=None, versus=No
         items.append(coverage_glance(coverage))
     if versus is not None:
         items.append(versus_glance(versus))
+    if abtest is not None:
+        items.append(abtest_glance(abtest))
     for w in warnings:
         items.append(f"warning: {e(w)}")
     return ('<div class="glance"><b>At a glance</b><ul>'
@@ -676,8 +680,81 @@ def versus_section(doc):
     return "".join(out)
 
 
+# --- two LibTorch builds (tools/abtest.py) -----------------------------------
+
+def abtest_glance(doc):
+    sides = " against ".join(f"{s['label']} {e(s.get('version') or s['spec'])}"
+                             for s in doc["sides"])
+    parts = []
+    for t in doc["threads"]:
+        rows = t["gate"]["benchmarks"]
+        n = {v: sum(1 for r in rows if r["verdict"] == v) for v in ("REGRESSION", "IMPROVEMENT")}
+        parts.append(f"{t['threads']} thread(s): {n['REGRESSION']} regression(s), "
+                     f"{n['IMPROVEMENT']} improvement(s) in {len(rows)}")
+    return f"LibTorch {sides}: " + "; ".join(parts) + " (see LibTorch A/B)."
+
+
+def abtest_section(doc):
+    """Two LibTorch builds: the gate's verdicts per thread count, as bars and
+    a table, and per attributed benchmark its operators and micro-benchmarks."""
+    m = doc.get("machine", {})
+    out = [f"<p>{e(m.get('cpu', '?'))} ({e(m.get('vector', ''))}), {e(m.get('cores', '?'))} "
+           "cores. " + "; ".join(
+               f"<b>{s['label']}</b> <code>{e(s['spec'])}</code>: LibTorch "
+               f"{e(s.get('context', {}).get('libtorch_version', '?'))}, CPU capability "
+               f"{e(s.get('context', {}).get('cpu_capability', '?'))}" for s in doc["sides"])
+           + f". {doc['settings']['rounds']} rounds per side, interleaved, "
+           f"{doc['settings']['repetitions']} repetitions each. Generated {e(doc.get('date'))} "
+           f"by <code>{e(doc.get('command'))}</code>.</p>"]
+    for t in doc["threads"]:
+        g = t["gate"]
+        rows = sorted(g["benchmarks"], key=lambda r: -abs(r.get("effect") or 0))
+        out.append(f"<h3>{t['threads']} intra-op thread(s)</h3>")
+        items = [(r["name"], 1 + r["effect"]) for r in rows if r.get("effect") is not None]
+        if items:
+            out.append('<div class="plots"><figure>' + plots.compare_bars(
+                sorted(items, key=lambda x: x[1]), band=g.get("floor", 0.1), what="B/A",
+                faster="B") + "</figure></div>")
+        trs = []
+        for r in rows:
+            ci = r.get("ci") or [None, None]
+            trs.append("<tr>" + td(e(r["name"]), "") + td(fnum(1e3 * r["base"]) if r.get("base") else "—")
+                       + td(fnum(1e3 * r["cand"]) if r.get("cand") else "—")
+                       + td(f"{r['effect']:+.1%}" if r.get("effect") is not None else "—")
+                       + td(f"{ci[0]:+.1%} .. {ci[1]:+.1%}" if ci[0] is not None else "—")
+                       + td(e(r["verdict"]), "err" if r["verdict"] == "REGRESSION" else "")
+                       + "</tr>")
+        out.append(table(["benchmark", "A ms", "B ms", "change", "95 % CI", "verdict"], trs,
+                         num=(1, 2, 3)))
+        for a in t["attribution"]:
+            out.append(f"<h4>{e(a['name'])}: {a['effect']:+.1%} ({e(a['why'])})</h4>")
+            if "diff" not in a:
+                out.append(f"<p>Not attributed: {e(a.get('error', '?'))}</p>")
+                continue
+            d = a["diff"]
+            trs = ["<tr>" + td(e(r["op"]) + (f" ({e(r['status'])})" if r["status"] else ""), "")
+                   + td(fnum(r["a_us"])) + td(fnum(r["b_us"])) + td(f"{r['delta_us']:+,.1f}")
+                   + td(f"{r['share']:+.0%}" if r["share"] is not None else "—")
+                   + td(fnum(r["a_calls"])) + td(fnum(r["b_calls"])) + "</tr>" for r in d["ops"]]
+            out.append(table(["operator", "A µs/step", "B µs/step", "change µs", "share of the "
+                              "step's change", "A calls", "B calls"], trs, num=(1, 2, 3, 4, 5, 6)))
+            notes = [f"{label}: {e(', '.join(d[key][:12]))}" for key, label in
+                     (("appeared", "only in B"), ("disappeared", "only in A"),
+                      ("calls_changed", "calls per step changed")) if d.get(key)]
+            notes += [f"{e(k)}: {v['a']:g} → {v['b']:g}" for k, v in d.get("counters", {}).items()]
+            for mb in a.get("microbench", []):
+                notes.append(f"micro-benchmark {e(mb['op'])}: not run ({e(mb['error'])})"
+                             if "error" in mb else
+                             f"micro-benchmark <code>{e(mb['op'] + mb['signature'])}</code>: "
+                             f"{mb['a_us']:.1f} µs → {mb['b_us']:.1f} µs ({mb['ratio']:.2f}×): "
+                             f"<b>{e(mb['verdict'])}</b>")
+            if notes:
+                out.append("<ul>" + "".join(f"<li>{n}</li>" for n in notes) + "</ul>")
+    return "".join(out)
+
+
 def render(title, analyses, search_files, domain_of, warnings, profiles=False, coverage=None,
-           versus=None):
+           versus=None, abtest=None):
     sections = []
     if analyses:
         run, pairs, flags = analyses[0]
@@ -692,10 +769,13 @@ def render(title, analyses, search_files, domain_of, warnings, profiles=False, c
         sections.append(("coverage", "Operator coverage", coverage_section(coverage)))
     if versus is not None:
         sections.append(("versus", "C++ against Python", versus_section(versus)))
+    if abtest is not None:
+        sections.append(("abtest", "LibTorch A/B", abtest_section(abtest)))
     sections.append(("legend", "Legend", legend()))
     nav = "<nav>" + "".join(f'<a href="#{sid}">{n}. {e(name)}</a>'
                             for n, (sid, name, _) in enumerate(sections, 1)) + "</nav>"
-    body = [summary(title, analyses, search_files, domain_of, warnings, coverage, versus), nav]
+    body = [summary(title, analyses, search_files, domain_of, warnings, coverage, versus,
+                    abtest), nav]
     for n, (sid, name, content) in enumerate(sections, 1):
         body.append(f'<section id="{sid}"><h2>{n}. {e(name)}</h2>{content}</section>')
     return page(title, "\n".join(body), extra_css=CSS + plots.PLOT_CSS)

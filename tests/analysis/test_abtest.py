@@ -7,7 +7,7 @@ benchmarks, and the operator behind each change.
   slowpoke alone and the diff gives the change to that operator; ops that
   appear or disappear and per-step counters that moved are listed; exit 1;
 - the op-level diff and its shares on hand-made profile tables;
-- the report's structure (Markdown and JSON);
+- the report's structure (Markdown, JSON and tools/tb report's page);
 - bad input, one line and exit 2: a release that does not exist (pip on an
   empty local index: nothing is downloaded), a build that fails (a LibTorch
   folder of an unsupported release; a compiler's error line), mismatched
@@ -177,6 +177,12 @@ class FakeBuilds(unittest.TestCase):
                      "Only in B: aten::fresh", "Only in A: aten::gone",
                      "aten_ops_per_step: 40 -> 41", "Smallest change these runs could show"):
             self.assertIn(text, md)
+        # The HTML report: B against A, and the A/B section with the attribution.
+        with open(os.path.join(out, "report.html")) as f:
+            page = f.read()
+        for text in ("B against A", "LibTorch A/B", "LibTorch A 2.14.1 against B 2.15.0: 1 "
+                     "thread(s): 1 regression(s), 0 improvement(s) in 2", "aten::slow_op"):
+            self.assertIn(text, page)
         # The runs are Google Benchmark JSON the gate and tools/tb report read.
         self.assertTrue(os.path.exists(os.path.join(out, "runs", "t2", "B-r3.json")))
 
