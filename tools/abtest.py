@@ -580,13 +580,17 @@ def markdown(doc):
             out.append(f"Smallest change these runs could show, per benchmark: median "
                        f"{statistics.median(det):.1%}, best {det[0]:.1%}, worst {det[-1]:.1%}.")
             out.append("")
-        out += ["| benchmark | A ms | B ms | change | 95 % CI | verdict |",
-                "|---|---:|---:|---:|---|---|"]
+        out += ["| benchmark | A ms | B ms | change | 95 % CI | noise | detectable | verdict |",
+                "|---|---:|---:|---:|---|---:|---:|---|"]
         for r in sorted(rows, key=lambda r: -abs(r.get("effect") or 0)):
             ci = r.get("ci") or [None, None]
+            detectable = max(r["threshold"], r["mde"]) if r.get("mde") is not None else None
+            noise = f"{r['noise'] * 100:.1f} %" if r.get("noise") is not None else "-"
             out.append(f"| {r['name']} | {ms(r.get('base'))} | {ms(r.get('cand'))} "
                        f"| {fmt_pct(r.get('effect'))} | "
-                       f"{fmt_pct(ci[0])} .. {fmt_pct(ci[1])} | {r['verdict']} |")
+                       f"{fmt_pct(ci[0])} .. {fmt_pct(ci[1])} | {noise} | "
+                       f"{'-' if detectable is None else f'{detectable * 100:.1f} %'} | "
+                       f"{r['verdict']}{': ' + r['reason'] if r.get('reason') else ''} |")
         counters = [c for c in g.get("counters", []) if c["verdict"] != "UNCHANGED"]
         if counters:
             out += ["", "Counters that changed:", ""]

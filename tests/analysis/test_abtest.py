@@ -172,7 +172,7 @@ class FakeBuilds(unittest.TestCase):
             md = f.read()
         for text in ("# LibTorch A/B: A 2.14.1 against B 2.15.0", "## 1 intra-op thread(s)",
                      "## 2 intra-op thread(s)", "| slowpoke/Eval/batch_size:1 | 5.000 | 6.000 "
-                     "| +20 % |", "### slowpoke/Eval/batch_size:1: +20 % (flagged by the gate)",
+                     "| +20 % | +19 % .. +21 % | 1.5 % | 10.0 % | REGRESSION |", "### slowpoke/Eval/batch_size:1: +20 % (flagged by the gate)",
                      "| aten::slow_op | 1,000.0 | 2,000.0 | +1,000.0 | +100 % | 2 | 2 |",
                      "Only in B: aten::fresh", "Only in A: aten::gone",
                      "aten_ops_per_step: 40 -> 41", "Smallest change these runs could show"):
