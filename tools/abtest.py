@@ -6,9 +6,10 @@ moved it.
 
 A and B (A is the base, B the candidate) are each one of:
   2.15.0           a torch release: a virtualenv of its own under --work with
-                   `pip install torch==2.15.0` (this machine's pip cap on
-                   torch is lifted for that virtualenv alone, never for the
-                   project's .venv), and the program built against its wheel;
+                   `pip install torch==2.15.0` and the torchvision made for it
+                   (this machine's pip cap on torch is lifted for that
+                   virtualenv alone, never for the project's .venv), and the
+                   program built against its wheel;
                    the release of the project's .venv uses the project's own
                    build folder (build/);
   DIR              a LibTorch: a folder holding TorchConfig.cmake (Torch_DIR)
@@ -134,26 +135,50 @@ def torch_prefix(python):
     return prefix, version
 
 
-def install_release(version, venv, pip_index):
-    """A virtualenv with torch==version. Returns its python."""
-    py = os.path.join(venv, "bin", "python")
-    if os.path.exists(py):
-        probe = subprocess.run([py, "-c", "import torch; print(torch.__version__)"],
-                               capture_output=True, text=True, timeout=300)
-        if probe.returncode == 0 and probe.stdout.strip().split("+")[0] == version.split("+")[0]:
-            return py
-    log(f"torch {version}: creating {venv}")
-    subprocess.run([sys.executable if sys.executable else "python3", "-m", "venv", venv],
-                   check=True, capture_output=True)
+def pip_command(venv, pip_index, *packages):
+    cmd = [os.path.join(venv, "bin", "pip"), "install", "--disable-pip-version-check", *packages]
+    if pip_index:
+        cmd += ["--no-index", "--find-links", pip_index]
     env = dict(os.environ)
     # The machine's pip configuration may cap torch (a constraints file): an
     # A/B virtualenv needs the release it is asked for, so this pip alone
     # reads an empty constraints file. The project's .venv keeps the cap.
     env["PIP_CONSTRAINT"] = os.devnull
-    cmd = [os.path.join(venv, "bin", "pip"), "install", "--disable-pip-version-check",
-           f"torch=={version}"]
-    if pip_index:
-        cmd += ["--no-index", "--find-links", pip_index]
+    return cmd, env
+
+
+def add_torchvision(version, venv, pip_index):
+    """The torchvision release made for this torch (the detection models'
+    compiled operators), when pip has one; otherwise those benchmarks fail on
+    this side, each with the reason, and the gate lists them MISSING."""
+    py = os.path.join(venv, "bin", "python")
+    if subprocess.run([py, "-c", "import importlib.util, sys; "
+                       "sys.exit(importlib.util.find_spec('torchvision') is None)"]).returncode == 0:
+        return
+    cmd, env = pip_command(venv, pip_index, f"torch=={version}", "torchvision")
+    log(f"torch {version}: {' '.join(cmd[1:])}")
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        log(f"torch {version}: no torchvision for it "
+            f"({(proc.stderr.strip().splitlines() or ['?'])[-1]}): the detection models will "
+            "fail on this side")
+
+
+def install_release(version, venv, pip_index, torchvision=True):
+    """A virtualenv with torch==version (and its torchvision). Returns its
+    python."""
+    py = os.path.join(venv, "bin", "python")
+    if os.path.exists(py):
+        probe = subprocess.run([py, "-c", "import torch; print(torch.__version__)"],
+                               capture_output=True, text=True, timeout=300)
+        if probe.returncode == 0 and probe.stdout.strip().split("+")[0] == version.split("+")[0]:
+            if torchvision:
+                add_torchvision(version, venv, pip_index)
+            return py
+    log(f"torch {version}: creating {venv}")
+    subprocess.run([sys.executable if sys.executable else "python3", "-m", "venv", venv],
+                   check=True, capture_output=True)
+    cmd, env = pip_command(venv, pip_index, f"torch=={version}")
     log(f"torch {version}: {' '.join(cmd[1:])}")
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
@@ -164,6 +189,8 @@ def install_release(version, venv, pip_index):
         if "No matching distribution" in proc.stderr or "Could not find a version" in proc.stderr:
             why = f"no such release on the package index ({lines[0]})"
         raise InputError(f"torch {version}: pip cannot install it: {why}")
+    if torchvision:
+        add_torchvision(version, venv, pip_index)
     return py
 
 
@@ -235,7 +262,7 @@ def python_for_program(program):
     return None
 
 
-def resolve(side, work, pip_index, jobs):
+def resolve(side, work, pip_index, jobs, torchvision=True):
     spec = side.spec
     if spec.startswith("program:"):
         path = os.path.abspath(spec[len("program:"):])
@@ -281,7 +308,8 @@ def resolve(side, work, pip_index, jobs):
             raise InputError(f"LibTorch {spec}: the build failed: "
                              f"{first_build_error(proc.stdout)}")
         return
-    side.python = install_release(spec, os.path.join(work, f"venv-{spec}"), pip_index)
+    side.python = install_release(spec, os.path.join(work, f"venv-{spec}"), pip_index,
+                                  torchvision)
     side.prefix, version = torch_prefix(side.python)
     side.version = version.split("+")[0]
     build_program(side, work, jobs)
@@ -683,6 +711,9 @@ def parse_args(argv):
                    help="virtualenvs and build folders (default build-ab/)")
     p.add_argument("--pip-find-links", metavar="DIR_OR_URL",
                    help="install releases from here only (no index)")
+    p.add_argument("--no-torchvision", action="store_true",
+                   help="a release's virtualenv gets torch alone (the detection models, which "
+                        "need torchvision's operators, then fail on that side)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="build jobs")
     p.add_argument("--timeout", type=int, default=7200, help="seconds per process")
     p.add_argument("-o", "--output", default="abtest-out", help="output folder")
@@ -766,7 +797,7 @@ def main(argv=None):
     try:
         os.makedirs(args.work, exist_ok=True)
         for side in sides:
-            resolve(side, args.work, args.pip_find_links, args.jobs)
+            resolve(side, args.work, args.pip_find_links, args.jobs, not args.no_torchvision)
         flags = list(args.flags)
         if not any(f.startswith(SELECTION_FLAGS) for f in flags):
             flags = default_selection(sides[0].program) + flags
