@@ -448,6 +448,24 @@ def read_profile(trace_dirs, name):
     return {"ops": ops, "counters": counters}
 
 
+def alone_times(trace_dirs, name):
+    """The step times (seconds) the profiling processes measured before their
+    profiled steps: the benchmark alone in a fresh process."""
+    out = []
+    for d in trace_dirs:
+        try:
+            with open(os.path.join(d, "run.json")) as f:
+                rows = json.load(f).get("benchmarks", [])
+        except (OSError, json.JSONDecodeError):
+            continue
+        for r in rows:
+            if r.get("run_name", r.get("name")) == name and r.get("run_type") == "iteration" \
+                    and not r.get("error_occurred") and isinstance(r.get("real_time"), (int, float)):
+                out.append(r["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[
+                    r.get("time_unit", "ns")])
+    return out
+
+
 def op_diff(a, b, step_change_us, limit=12):
     """Per operator, A against B: self host us per step and calls per step,
     each op's change and the share of the step's change it explains, sorted
@@ -633,6 +651,14 @@ def markdown(doc):
             d = a["diff"]
             out.append(f"Step change {fmt_us(a['step_change_us'])} us; the operators' self "
                        f"times explain {fmt_pct(d['explained_share'])} of it.")
+            if a.get("alone"):
+                al = a["alone"]
+                out.append(f"Alone in a fresh process (the profiling runs, "
+                           f"{al['processes'][0]} per side): {al['a_s'] * 1e3:.3f} ms -> "
+                           f"{al['b_s'] * 1e3:.3f} ms ({fmt_pct(al['ratio'] - 1)}).")
+                if a.get("effect") and abs(al["ratio"] - 1) < abs(a["effect"]) / 2:
+                    out.append("**Not reproduced alone**: the change depends on what ran before "
+                               "it in the process, not on its own operators.")
             out += ["", "| operator | A us/step | B us/step | change us | share | A calls | B calls |",
                     "|---|---:|---:|---:|---:|---:|---:|"]
             for r in d["ops"]:
@@ -758,6 +784,14 @@ def attribute(sides, row, args, flags, threads, outdir):
             profile_side(side, [name], flags, args.cand_args if side.label == "B" else [],
                          threads, args.profile_steps, d, args.timeout)
             dirs[side.label].append(d)
+    ta, tb = alone_times(dirs["A"], name), alone_times(dirs["B"], name)
+    if ta and tb:
+        # Whether the change shows with the benchmark alone in a process: when
+        # it does not, it came from what ran before it (the allocator's and
+        # the thread pool's state), not from its own operators.
+        result["alone"] = {"a_s": statistics.median(ta), "b_s": statistics.median(tb),
+                           "ratio": statistics.median(tb) / statistics.median(ta),
+                           "processes": [len(ta), len(tb)]}
     pa, pb = read_profile(dirs["A"], name), read_profile(dirs["B"], name)
     if not pa or not pb:
         result["error"] = f"no profile from {'A' if not pa else 'B'}"

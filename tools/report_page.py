@@ -742,6 +742,9 @@ def abtest_section(doc):
                      (("appeared", "only in B"), ("disappeared", "only in A"),
                       ("calls_changed", "calls per step changed")) if d.get(key)]
             notes += [f"{e(k)}: {v['a']:g} → {v['b']:g}" for k, v in d.get("counters", {}).items()]
+            if a.get("alone"):
+                notes.insert(0, f"alone in a fresh process: {1e3 * a['alone']['a_s']:.3f} ms → "
+                                f"{1e3 * a['alone']['b_s']:.3f} ms ({a['alone']['ratio'] - 1:+.1%})")
             for mb in a.get("microbench", []):
                 notes.append(f"micro-benchmark {e(mb['op'])}: not run ({e(mb['error'])})"
                              if "error" in mb else

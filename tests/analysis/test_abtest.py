@@ -157,6 +157,9 @@ class FakeBuilds(unittest.TestCase):
             self.assertAlmostEqual(top["delta_us"], 1000.0)
             self.assertAlmostEqual(top["share"], 1.0, places=2)
             self.assertEqual(first["diff"]["explained_share"], top["share"])
+            # The profiling processes' own timing: the change shows alone too.
+            self.assertAlmostEqual(first["alone"]["ratio"], 1.2)
+            self.assertEqual(first["alone"]["processes"], [2, 2])
             # No trace to rebuild a call from: said, not skipped silently.
             self.assertIn("no call with shapes", first["microbench"][0]["error"])
             # The largest unflagged change is attributed too.
@@ -175,7 +178,9 @@ class FakeBuilds(unittest.TestCase):
                      "| +20 % | +19 % .. +21 % | 1.5 % | 10.0 % | REGRESSION |", "### slowpoke/Eval/batch_size:1: +20 % (flagged by the gate)",
                      "| aten::slow_op | 1,000.0 | 2,000.0 | +1,000.0 | +100 % | 2 | 2 |",
                      "Only in B: aten::fresh", "Only in A: aten::gone",
-                     "aten_ops_per_step: 40 -> 41", "Smallest change these runs could show"):
+                     "aten_ops_per_step: 40 -> 41", "Smallest change these runs could show",
+                     "Alone in a fresh process (the profiling runs, 2 per side): 4.950 ms -> "
+                     "5.940 ms (+20 %)."):
             self.assertIn(text, md)
         # The HTML report: B against A, and the A/B section with the attribution.
         with open(os.path.join(out, "report.html")) as f:
@@ -211,7 +216,7 @@ class FakeBuilds(unittest.TestCase):
     def test_bad_input_one_line_exit_2(self):
         empty = os.path.join(self.dir, "no-wheels")
         os.makedirs(empty)
-        # A LibTorch folder of a release this project does not build with.
+        # A LibTorch folder of a release this project is not tested on.
         old = os.path.join(self.dir, "libtorch-2.10")
         os.makedirs(old)
         with open(os.path.join(old, "TorchConfig.cmake"), "w") as f:
