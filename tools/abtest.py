@@ -76,6 +76,9 @@ import subprocess
 import sys
 import tempfile
 
+import cpu_info
+from cpu_info import thread_env
+
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TOOLS)
 RELEASE_RE = re.compile(r"^\d+\.\d+(\.\d+)?([a-z0-9.+]*)?$")
@@ -348,12 +351,6 @@ def list_benchmarks(side, flags):
 def pinned(threads):
     cores = sorted(os.sched_getaffinity(0))[:threads]
     return lambda: os.sched_setaffinity(0, cores)
-
-
-def thread_env(threads):
-    env = dict(os.environ)
-    env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-    return env
 
 
 def run_side(side, flags, extra, threads, out, timeout):
@@ -692,18 +689,7 @@ def ms(seconds):
 
 
 def machine():
-    cpu, vector = "?", ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for text in f:
-                if text.startswith("model name") and cpu == "?":
-                    cpu = text.split(":", 1)[1].strip()
-                elif text.startswith("flags") and not vector:
-                    present = set(text.split(":", 1)[1].split())
-                    vector = " ".join(x for x in ("avx2", "avx512f", "avx512_bf16",
-                                                  "avx512_fp16", "amx_bf16") if x in present)
-    except OSError:
-        pass
+    cpu, vector = cpu_info.machine()
     return {"cpu": cpu, "vector": vector, "cores": len(os.sched_getaffinity(0))}
 
 

@@ -79,6 +79,7 @@ sys.path.insert(0, str(TOOLS))
 sys.path.insert(1, str(TOOLS / "golden"))
 
 import compare_eager  # noqa: E402 (tools/ on the path first)
+from cpu_info import machine, thread_env  # noqa: E402
 
 TOOL = "torchbench-versus-python"
 RESULT_PREFIX = "VERSUS_PYTHON_RESULT "
@@ -240,12 +241,6 @@ def worker(spec):
 
 
 # --- the C++ side --------------------------------------------------------------
-
-def thread_env(threads):
-    env = dict(os.environ)
-    env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-    return env
-
 
 def list_specs(binary):
     try:
@@ -699,10 +694,6 @@ def parse_args(argv):
     return args
 
 
-VECTOR_FLAGS = ("avx2", "avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_bf16",
-                "avx512_fp16", "amx_bf16")
-
-
 def lane_cores(jobs, threads):
     """The cores each of `jobs` side-by-side lanes is pinned to: disjoint
     sets of max(threads) cores; one lane is not pinned."""
@@ -711,22 +702,6 @@ def lane_cores(jobs, threads):
     width = max(threads)
     available = sorted(os.sched_getaffinity(0))
     return [set(available[k * width:(k + 1) * width]) for k in range(jobs)]
-
-
-def machine():
-    """The CPU's name and the vector extensions that decide its kernels."""
-    cpu, flags = "?", []
-    try:
-        with open("/proc/cpuinfo") as f:
-            for text in f:
-                if text.startswith("model name") and cpu == "?":
-                    cpu = text.split(":", 1)[1].strip()
-                elif text.startswith("flags") and not flags:
-                    present = set(text.split(":", 1)[1].split())
-                    flags = [x for x in VECTOR_FLAGS if x in present]
-    except OSError:
-        pass
-    return cpu, " ".join(flags)
 
 
 def main(argv=None):
