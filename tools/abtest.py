@@ -653,7 +653,9 @@ def markdown(doc):
                 out.append(f"Alone in a fresh process (the profiling runs, "
                            f"{al['processes'][0]} per side): {al['a_s'] * 1e3:.3f} ms -> "
                            f"{al['b_s'] * 1e3:.3f} ms ({fmt_pct(al['ratio'] - 1)}).")
-                if a.get("effect") and abs(al["ratio"] - 1) < abs(a["effect"]) / 2:
+                # Alone, it must move the same way by at least half as much.
+                same_way = (al["ratio"] - 1) * (1 if a.get("effect", 0) > 0 else -1)
+                if a.get("effect") and same_way < abs(a["effect"]) / 2:
                     out.append("**Not reproduced alone**: the change depends on what ran before "
                                "it in the process, not on its own operators.")
             out += ["", "| operator | A us/step | B us/step | change us | share | A calls | B calls |",
