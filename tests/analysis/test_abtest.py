@@ -133,8 +133,8 @@ class FakeBuilds(unittest.TestCase):
         self.assertEqual([c["version"] for c in runs],
                          ["2.14.1", "2.15.0", "2.15.0", "2.14.1", "2.14.1", "2.15.0"] * 2)
         self.assertEqual([c["threads"] for c in runs], ["1"] * 6 + ["2"] * 6)
-        self.assertTrue(all(len(c["cores"]) == min(int(c["threads"]), os.cpu_count())
-                            for c in runs))
+        usable = len(os.sched_getaffinity(0))  # the cores this test may use
+        self.assertTrue(all(len(c["cores"]) == min(int(c["threads"]), usable) for c in runs))
         profiles = [c["version"] for c in self.calls() if c["profile"]]
         self.assertEqual(profiles[:4], ["2.14.1", "2.15.0", "2.15.0", "2.14.1"])
 
