@@ -74,8 +74,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
-
 import cpu_info
 from cpu_info import thread_env
 
@@ -108,10 +106,6 @@ class Side:
         self.python = None      # a Python whose torch is this LibTorch
         self.prefix = None      # CMake prefix of the LibTorch
         self.build_dir = None
-
-    def describe(self):
-        return f"{self.label} = {self.spec}" + (
-            f" (LibTorch {self.version})" if self.version and self.version != self.spec else "")
 
 
 def project_torch():
@@ -525,9 +519,10 @@ def op_calls_from_trace(trace_path, op):
 
 def signature_text(sig):
     parts = []
+    types, concrete = sig.get("types") or [], sig.get("concrete") or []
     for i, dims in enumerate(sig.get("dims") or []):
-        t = (sig.get("types") or [""] * (i + 1))[i] if i < len(sig.get("types") or []) else ""
-        c = (sig.get("concrete") or [""] * (i + 1))[i] if i < len(sig.get("concrete") or []) else ""
+        t = types[i] if i < len(types) else ""
+        c = concrete[i] if i < len(concrete) else ""
         if dims:
             parts.append(f"{t}{list(dims)}".replace(" ", ""))
         elif c not in ("", None):
