@@ -142,6 +142,18 @@ def _trained_weights(model):
 
 def _detectron2_model(root, name, mode, batch_size, device):
     d2 = _detectron2()
+    if name == "detectron2_fcos_r_50_fpn":
+        try:
+            import hydra  # noqa: F401
+        except Exception as e:
+            # TorchBench's model factory applies the LazyConfig's overrides
+            # with detectron2's LazyConfig.apply_overrides, which parses them
+            # with hydra.
+            raise RuntimeError(
+                "its LazyConfig (fcos_R_50_FPN_1x.py) is applied through hydra, and no hydra-core"
+                " runs here: 1.1 (the release for omegaconf 2.1.1, TorchBench's detectron2 pin)"
+                " fails to import on Python 3.11 (a dataclass with a mutable default), and 1.2+"
+                f" needs omegaconf 2.2+ ({type(e).__name__}: {e})") from e
     d2_root = os.path.dirname(os.path.dirname(os.path.abspath(d2.__file__)))
     with contextlib.ExitStack() as stack:
         data = _temporary_folder(stack, "tb_coco2017_minimal_")
