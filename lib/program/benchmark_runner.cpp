@@ -431,4 +431,8 @@ int ErroredInstances() { return errored_instances.load(); }
 
 void ReleaseLiveInstance() { LiveInstance().Release(); }
 
+void SetLiveInstanceWeights(const std::string& path) {
+  LiveInstance().set_weights_file(path);
+}
+
 }  // namespace torchbench

@@ -114,6 +114,10 @@ int ErroredInstances();
 // Frees the live model instance (called after the run).
 void ReleaseLiveInstance();
 
+// Every instance the program builds loads this safetensors file
+// (--torchbench_weights; InstanceCache::set_weights_file).
+void SetLiveInstanceWeights(const std::string& path);
+
 }  // namespace torchbench
 
 #endif  // TORCHBENCH_PROGRAM_BENCHMARK_RUNNER_H_

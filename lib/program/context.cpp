@@ -58,6 +58,7 @@ std::vector<std::pair<std::string, std::string>> RunContext(
   kv.emplace_back("cudnn_benchmark", "per_model");
   kv.emplace_back("cudnn_deterministic", "per_model");
   kv.emplace_back("channels_last", Bool(flags.channels_last));
+  if (!flags.weights.empty()) kv.emplace_back("weights_file", flags.weights);
   if (!flags.op_coverage.empty()) {
     kv.emplace_back("op_coverage_file", flags.op_coverage);
   }

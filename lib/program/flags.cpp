@@ -1,5 +1,7 @@
 #include "program/flags.h"
 
+#include <unistd.h>
+
 #include <string>
 #include <string_view>
 
@@ -125,6 +127,13 @@ absl::StatusOr<HarnessFlags> ParseHarnessFlags(int* argc, char** argv) {
     } else if (name == "torchbench_op_coverage") {
       if (auto s = need_value(); !s.ok()) return s;
       flags.op_coverage = *value;
+    } else if (name == "torchbench_weights") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (value->empty() || access(std::string(*value).c_str(), R_OK) != 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--torchbench_weights=", *value, ": no readable file there"));
+      }
+      flags.weights = *value;
     } else if (name == "torchbench_channels_last") {
       auto b = ParseBool(name, value);
       if (!b.ok()) return b.status();
@@ -246,6 +255,9 @@ std::string HarnessFlagsHelp() {
                                      (JSON lines; tools/tb coverage reads it), and
                                      ops_distinct* counters to its results
   --torchbench_channels_last         channels-last memory format for vision models
+  --torchbench_weights=FILE          load every parameter and buffer of each selected
+                                     instance from this safetensors file (the
+                                     reference's state_dict names) once it is built
   --torchbench_warmup_steps=N        untimed steps before timing each instance (default 3)
   --torchbench_seed=N                seed for weights and inputs (default 1337)
   --torchbench_fail_on_error=false   exit 0 even when an instance errored

@@ -51,6 +51,8 @@ struct HarnessFlags {
   std::string op_coverage;
   // --torchbench_channels_last.
   bool channels_last = false;
+  // --torchbench_weights=FILE.safetensors (ModelConfig::weights_file).
+  std::string weights;
   // --torchbench_warmup_steps=N untimed steps after building an instance
   // (TorchBench's run.py uses 3).
   int warmup_steps = 3;

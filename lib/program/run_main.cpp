@@ -387,6 +387,7 @@ int RunMain(int argc, char** argv, bool caller_benchmarks) {
   options.trace_dir = flags->trace_dir;
   options.profile_shapes = flags->profile_shapes;
   options.channels_last = flags->channels_last;
+  SetLiveInstanceWeights(flags->weights);
   options.warmup_steps = flags->warmup_steps;
   options.seed = flags->seed;
   options.batch_sizes = flags->batch_sizes;

@@ -4,12 +4,14 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <map>
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
 #include "torchbench/device.h"
 #include "torchbench/memory.h"
 #include "torchbench/optim.h"
+#include "torchbench/weights.h"
 
 namespace torchbench {
 
@@ -56,6 +58,19 @@ Instance::Instance(const RegisteredModel& entry, const ModelConfig& config)
 }
 
 void Instance::Activate() const { ApplyBackendFlags(backend_flags_); }
+
+absl::Status Instance::LoadWeights(const std::string& path) {
+  absl::StatusOr<std::map<std::string, torch::Tensor>> tensors =
+      ReadSafetensors(path);
+  if (!tensors.ok()) return tensors.status();
+  absl::Status loaded = LoadStateDict(model_->module(), *tensors);
+  if (!loaded.ok()) {
+    return absl::Status(loaded.code(),
+                        absl::StrCat(path, ": ", loaded.message()));
+  }
+  SynchronizeDevice(config_.device);
+  return absl::OkStatus();
+}
 
 torch::Tensor Instance::Step() {
   optim::internal::TakeSteppedPaths();
@@ -196,6 +211,13 @@ Instance& InstanceCache::Acquire(const RegisteredModel& entry,
   }
   Release();
   auto instance = std::make_unique<Instance>(entry, config);
+  if (!weights_file_.empty()) {
+    if (absl::Status loaded = instance->LoadWeights(weights_file_);
+        !loaded.ok()) {
+      throw std::runtime_error(
+          absl::StrCat("--torchbench_weights: ", loaded.message()));
+    }
+  }
   const std::string what =
       absl::StrCat(config.mode == Mode::kTrain ? "loss" : "output", " (",
                    PrecisionName(config.precision), ")");
@@ -207,6 +229,11 @@ Instance& InstanceCache::Acquire(const RegisteredModel& entry,
   instance_ = std::move(instance);
   key_ = std::move(key);
   return *instance_;
+}
+
+void InstanceCache::set_weights_file(std::string path) {
+  if (path != weights_file_) Release();
+  weights_file_ = std::move(path);
 }
 
 void InstanceCache::Release() {

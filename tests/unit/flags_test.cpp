@@ -77,7 +77,9 @@ TEST(FlagsTest, RejectsBadValuesWithTheFlagName) {
         "--torchbench_batch_sizes=8,x", "--torchbench_batch_sizes=",
         "--torchbench_precision=fp8", "--torchbench_precision=amp",
         "--torchbench_optimizer=fused", "--torchbench_warmup_steps=-1",
-        "--torchbench_fail_on_error=maybe", "--torchbench_nope=1"}) {
+        "--torchbench_fail_on_error=maybe", "--torchbench_nope=1",
+        "--torchbench_weights=/nonexistent/w.safetensors",
+        "--torchbench_weights="}) {
     Args args({"tb", arg});
     auto flags = ParseHarnessFlags(&args.argc, args.pointers.data());
     ASSERT_FALSE(flags.ok()) << arg;

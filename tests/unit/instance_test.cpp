@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "torchbench/amp.h"
 #include "torchbench/optim.h"
@@ -142,6 +146,60 @@ TEST(InstanceTest, Fp16AmpTrainScalesOnlyWhereTheSpecSays) {
                 ProbeConfig(Mode::kTrain, Precision::kAmpBf16));
   bf16.Step();
   EXPECT_FALSE(dynamic_cast<ScalerProbe&>(bf16.model()).had_scaler());
+}
+
+// A safetensors file of one F32 tensor, as Python's safetensors writes it.
+std::string WriteOneTensor(const std::string& file, const std::string& key,
+                           const std::vector<float>& values) {
+  const std::string path =
+      (std::filesystem::path(::testing::TempDir()) / file).string();
+  const uint64_t bytes = values.size() * sizeof(float);
+  const std::string header = "{\"" + key + "\":{\"dtype\":\"F32\",\"shape\":[" +
+                             std::to_string(values.size()) +
+                             "],\"data_offsets\":[0," + std::to_string(bytes) +
+                             "]}}";
+  std::string length(8, '\0');
+  for (int i = 0; i < 8; ++i) {
+    length[i] = static_cast<char>(uint64_t{header.size()} >> (8 * i));
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << length << header;
+  out.write(reinterpret_cast<const char*>(values.data()),
+            static_cast<std::streamsize>(bytes));
+  return path;
+}
+
+// --torchbench_weights: every instance the cache builds holds the file's
+// weights before its warm-up; a file that does not fit the module fails that
+// instance with a message naming the flag and the key.
+TEST(InstanceCacheTest, LoadsTheWeightsFileIntoEachInstanceItBuilds) {
+  Registry registry;
+  ASSERT_TRUE(
+      registry.Add(ProbeSpec("m"), MakeModel<ScalerProbe>(), "f", 1).ok());
+  const RegisteredModel& entry = *registry.Find("m");
+  const ModelConfig train = ProbeConfig(Mode::kTrain, Precision::kFp32);
+  InstanceCache cache;
+  cache.set_weights_file(WriteOneTensor("weights_ok.safetensors", "w", {5, 7}));
+  Instance& loaded = cache.Acquire(entry, train, /*warmup_steps=*/0);
+  EXPECT_TRUE(torch::equal(loaded.model().module().named_parameters()["w"],
+                           torch::tensor({5.0f, 7.0f})));
+
+  cache.set_weights_file(
+      WriteOneTensor("weights_bad.safetensors", "v", {5, 7}));
+  EXPECT_FALSE(cache.has_instance());  // another file: built again
+  try {
+    cache.Acquire(entry, train, /*warmup_steps=*/0);
+    FAIL() << "a file without the module's key loaded";
+  } catch (const std::runtime_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("--torchbench_weights"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("missing keys"), std::string::npos) << message;
+  }
+  cache.set_weights_file("");
+  Instance& own = cache.Acquire(entry, train, /*warmup_steps=*/0);
+  EXPECT_TRUE(torch::equal(own.model().module().named_parameters()["w"],
+                           torch::ones({2})));
 }
 
 // Python's module.half() re-flattens every RNN's weights for cuDNN; the

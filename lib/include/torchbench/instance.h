@@ -75,6 +75,15 @@ class Instance {
   // Seconds spent building the model (before warm-up).
   double build_seconds() const { return build_seconds_; }
 
+  // Replaces every parameter and buffer of module() with the tensors of a
+  // safetensors file, by the reference's state_dict names (non-persistent
+  // buffers included): a model whose step's work depends on its weights'
+  // values (boxes that pass a score threshold) and whose trained checkpoint
+  // is not available then runs on the reference's exact weights. Returns
+  // NotFound or InvalidArgument naming the file (a key missing, unexpected or
+  // of another shape), the module unchanged.
+  absl::Status LoadWeights(const std::string& path);
+
  private:
   const RegisteredModel* entry_;
   ModelConfig config_;
@@ -129,10 +138,16 @@ class InstanceCache {
   // Frees the live instance and the device's cached blocks.
   void Release();
 
+  // Every instance built from now on loads this file (Instance::LoadWeights)
+  // before its warm-up, and Acquire throws its error; "" (the default): the
+  // models' own weights.
+  void set_weights_file(std::string path);
+
   bool has_instance() const { return instance_ != nullptr; }
 
  private:
   std::string key_;
+  std::string weights_file_;
   std::unique_ptr<Instance> instance_;
 };
 
