@@ -93,6 +93,19 @@ class InputError(Exception):
     pass
 
 
+# Models whose step's work depends on their weights' values (how many boxes
+# pass the score threshold and NMS, how many masks are pasted) and whose
+# trained checkpoint TorchBench loads is not available, so that each side
+# would otherwise run stand-in weights of its own: the Python reference's
+# stand-in (reference_env_detection._trained_weights) is exported once per
+# instance and the program loads it (--torchbench_weights), so that both steps
+# detect the same boxes.
+SHARED_WEIGHTS = {f"detectron2_{v}" for v in (
+    "fasterrcnn_r_101_c4", "fasterrcnn_r_101_dc5", "fasterrcnn_r_101_fpn", "fasterrcnn_r_50_c4",
+    "fasterrcnn_r_50_dc5", "fasterrcnn_r_50_fpn", "maskrcnn", "maskrcnn_r_101_c4",
+    "maskrcnn_r_101_fpn", "maskrcnn_r_50_c4", "maskrcnn_r_50_fpn")}
+
+
 # --- the Python side (a worker process per round) ----------------------------
 
 def reference_kind(model):
@@ -102,12 +115,25 @@ def reference_kind(model):
     return "torchbench"
 
 
-def build_python_step(model, mode, batch_size, device, reference_root):
+def build_python_step(model, mode, batch_size, device, reference_root, export_weights=None):
+    """The reference's step; with export_weights, TorchBench's module's
+    state_dict is written there (safetensors) as built, for the program's
+    --torchbench_weights."""
     if model in compare_eager.REFERENCES:
         return compare_eager.build_step(model, mode, batch_size, device=device)
     import reference
 
-    return reference.build_step(reference_root, model, mode.lower(), batch_size, device)[1]
+    tb_model, step = reference.build_step(reference_root, model, mode.lower(), batch_size, device)
+    if export_weights:
+        from safetensors.torch import save_file
+
+        # Every parameter and buffer, the non-persistent ones (detectron2's
+        # pixel_mean, pixel_std and cell anchors) too: the program loads all.
+        module = tb_model.get_module()[0]
+        tensors = dict(module.named_parameters())
+        tensors.update(module.named_buffers())
+        save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, export_weights)
+    return step
 
 
 def top_level_ops(events, main_thread=None):
@@ -211,7 +237,7 @@ def worker(spec):
         if device == "cuda":
             apply_cudnn_flags(spec["model"], spec["mode"])
         step = build_python_step(spec["model"], spec["mode"], spec["batch_size"], device,
-                                 spec.get("reference_root"))
+                                 spec.get("reference_root"), spec.get("export_weights"))
         for _ in range(spec["warmup"]):
             step()
         times = []
@@ -276,7 +302,7 @@ def pinned(cores):
 
 
 def run_cpp(binary, name, device, threads, warmup, steps, seed, count_ops, timeout,
-            cores=None):
+            cores=None, weights=None):
     """One round of the C++ side: the program on one instance, one step per
     repetition. Returns {"step_ms": [...], "aten_ops"?} or {"error": ...}."""
     model, mode, batch = name.split("/")
@@ -289,6 +315,8 @@ def run_cpp(binary, name, device, threads, warmup, steps, seed, count_ops, timeo
                 f"--benchmark_repetitions={steps}", "--benchmark_min_time=1e-9",
                 "--benchmark_report_aggregates_only=false",
                 f"--benchmark_out={out}", "--benchmark_out_format=json"]
+        if weights:
+            args.append(f"--torchbench_weights={weights}")
         coverage = os.path.join(tmp, "ops.jsonl")
         if count_ops:
             args += ["--torchbench_count_ops", f"--torchbench_op_coverage={coverage}"]
@@ -472,30 +500,40 @@ def measure(binary, name, spec, reference, threads, args, reference_root, cores=
     py_spec = {"model": model, "mode": mode, "batch_size": record["batch_size"],
                "device": args.device, "threads": threads, "warmup": args.warmup,
                "steps": args.steps, "seed": args.seed, "reference_root": reference_root}
-    for r in range(args.rounds):
-        first = r == 0
-        sides = ["cpp", "python"] if r % 2 == 0 else ["python", "cpp"]
-        for side in sides:
-            if side == "cpp":
-                got = run_cpp(binary, name, args.device, threads, args.warmup, args.steps,
-                              args.seed, first, args.timeout, cores)
-                version = got.pop("context", {}).get("libtorch_version")
-                if version:
-                    record["cpp"]["libtorch_version"] = version
-            else:
-                got = run_python(dict(py_spec, count_ops=first), args.timeout, cores)
-            if "error" in got:
-                record[side]["error"] = got["error"]
-                continue
-            record[side]["rounds_ms"].append(got["step_ms"])
-            for key in ("aten_ops", "ops", "gpu_busy_pct", "torch_version"):
-                if key in got:
-                    record[side][key] = got[key]
-        if "error" in record["cpp"] or "error" in record["python"]:
-            break  # one side cannot run: no ratio, no point in more rounds
-        if (first and record["cpp"]["rounds_ms"] and args.one_round_above and
-                statistics.median(record["cpp"]["rounds_ms"][0]) > args.one_round_above * 1e3):
-            break  # a step of seconds: Python's per-op cost is far below its noise
+    shared = model in SHARED_WEIGHTS
+    if shared:
+        record["weights"] = "shared"
+    with tempfile.TemporaryDirectory(prefix="versus_python_") as tmp:
+        # Shared weights: Python's first round writes them before its
+        # warm-up, so Python starts the odd rounds instead of the even ones.
+        weights = os.path.join(tmp, "weights.safetensors") if shared else None
+        for r in range(args.rounds):
+            first = r == 0
+            sides = ["cpp", "python"] if (r % 2 == 0) != shared else ["python", "cpp"]
+            for side in sides:
+                if side == "cpp":
+                    got = run_cpp(binary, name, args.device, threads, args.warmup, args.steps,
+                                  args.seed, first, args.timeout, cores, weights)
+                    version = got.pop("context", {}).get("libtorch_version")
+                    if version:
+                        record["cpp"]["libtorch_version"] = version
+                else:
+                    extra = {"export_weights": weights} if shared and first else {}
+                    got = run_python(dict(py_spec, count_ops=first, **extra), args.timeout,
+                                     cores)
+                if "error" in got:
+                    record[side]["error"] = got["error"]
+                    continue
+                record[side]["rounds_ms"].append(got["step_ms"])
+                for key in ("aten_ops", "ops", "gpu_busy_pct", "torch_version"):
+                    if key in got:
+                        record[side][key] = got[key]
+            if "error" in record["cpp"] or "error" in record["python"]:
+                break  # one side cannot run: no ratio, no point in more rounds
+            if (first and record["cpp"]["rounds_ms"] and args.one_round_above and
+                    statistics.median(record["cpp"]["rounds_ms"][0]) >
+                    args.one_round_above * 1e3):
+                break  # a step of seconds: Python's per-op cost is far below its noise
     return summarize(record, args.tolerance)
 
 

@@ -34,8 +34,9 @@ import versus_python  # noqa: E402  (tools/versus_python.py)
 
 PROGRAM = None  # sys.argv[1]
 
-# A stand-in for TorchBench's lennard_jones package: a small MLP with
-# TorchBench's Model interface; each construction appends "py" to the log.
+# A stand-in for TorchBench's lennard_jones package: its MLP (the C++ port's
+# parameter names and shapes) with TorchBench's Model interface; each
+# construction appends "py" to the log.
 STAND_IN = '''
 import os
 import torch
@@ -46,10 +47,15 @@ class Model:
         with open(os.environ["VERSUS_TEST_LOG"], "a") as f:
             f.write("py\\n")
         self.test = test
-        self.net = torch.nn.Sequential(torch.nn.Linear(1, 16), torch.nn.Tanh(),
-                                       torch.nn.Linear(16, 1))
+        layers = [torch.nn.Linear(1, 16)]
+        for _ in range(3):
+            layers += [torch.nn.Tanh(), torch.nn.Linear(16, 16)]
+        self.net = torch.nn.Sequential(*layers, torch.nn.Tanh(), torch.nn.Linear(16, 1))
         self.x = torch.randn(batch_size, 1)
         self.opt = torch.optim.SGD(self.net.parameters(), lr=1e-3)
+
+    def get_module(self):
+        return self.net, (self.x,)
 
     def eval_in_nograd(self):
         return True
@@ -150,7 +156,8 @@ class Driver(unittest.TestCase):
         t = cls.tmp.name
         cls.log = os.path.join(t, "starts.log")
         cls.checkout = os.path.join(t, "checkout")
-        for name, code in (("lennard_jones", STAND_IN), ("pyhpc_equation_of_state", FAILING)):
+        for name, code in (("lennard_jones", STAND_IN), ("pyhpc_equation_of_state", FAILING),
+                           ("dlrm", STAND_IN)):
             folder = os.path.join(cls.checkout, "torchbenchmark", "models", name)
             os.makedirs(folder)
             with open(os.path.join(folder, "__init__.py"), "w") as f:
@@ -158,7 +165,9 @@ class Driver(unittest.TestCase):
         # The program, wrapped: each timed run appends "cpp" to the log.
         cls.wrapper = os.path.join(t, "torchbench")
         with open(cls.wrapper, "w") as f:
-            f.write(f'#!/bin/sh\ncase "$*" in *--benchmark_out=*) echo cpp >> "{cls.log}";; esac\n'
+            f.write(f'#!/bin/sh\ncase "$*" in *--torchbench_weights=*) side=cpp+weights;; '
+                    f'*) side=cpp;; esac\n'
+                    f'case "$*" in *--benchmark_out=*) echo $side >> "{cls.log}";; esac\n'
                     f'exec "{os.path.abspath(PROGRAM)}" "$@"\n')
         os.chmod(cls.wrapper, os.stat(cls.wrapper).st_mode | stat.S_IEXEC)
 
@@ -233,6 +242,40 @@ class Driver(unittest.TestCase):
             rows = {r["mode"]: r for r in json.load(f)["results"]}
         self.assertIn("ratio", rows["Eval"])
         self.assertIn("not measured yet", rows["Train"]["not_measured"])
+
+    def measure_shared(self, model):
+        """versus_python.measure on `model` as if it were a SHARED_WEIGHTS
+        model: the log of starts and the record."""
+        if os.path.exists(self.log):
+            os.remove(self.log)
+        args = versus_python.parse_args(["--rounds", "2", "--steps", "1",
+                                         "--one-round-above", "0", "--timeout", "300"])
+        saved = versus_python.SHARED_WEIGHTS
+        versus_python.SHARED_WEIGHTS = {model}
+        os.environ["VERSUS_TEST_LOG"] = self.log
+        try:
+            r = versus_python.measure(self.wrapper, f"{model}/Eval/batch_size:1",
+                                      {"domain": "test"}, "torchbench", 1, args, self.checkout)
+        finally:
+            versus_python.SHARED_WEIGHTS = saved
+            del os.environ["VERSUS_TEST_LOG"]
+        with open(self.log) as f:
+            return f.read().split(), r
+
+    def test_shared_weights(self):
+        # Python's first round writes its module's weights, and every C++
+        # round loads them: Python starts the first round.
+        starts, r = self.measure_shared("lennard_jones")
+        self.assertEqual(starts, ["py", "cpp+weights", "cpp+weights", "py"])
+        self.assertEqual(r["weights"], "shared")
+        self.assertNotIn("error", r["cpp"])
+        self.assertEqual(len(r["cpp"]["rounds_ms"]), 2)
+        # Weights that do not fit the C++ module: that side fails with the
+        # keys that differ, in one line.
+        starts, r = self.measure_shared("dlrm")
+        self.assertIn("--torchbench_weights", r["cpp"]["error"])
+        self.assertIn("missing keys", r["cpp"]["error"])
+        self.assertEqual(r["verdict"], "missing")
 
     def test_pip_referenced_model(self):
         proc = self.run_tool("alexnet", "--mode", "eval", "--rounds", "1", "--steps", "2")

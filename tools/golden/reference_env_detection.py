@@ -47,7 +47,11 @@ def _write_coco(folder, count=100):
         image_id = index + 1
         file_name = f"{image_id:012d}.jpg"
         pixels = coco_synthetic.image_pixels(index % coco_synthetic.NUM_IMAGES)
-        Image.fromarray(np.ascontiguousarray(pixels)).save(images_dir / file_name, quality=90)
+        # PNG under the .jpg name the annotations use (PIL reads a file by its
+        # content): lossless, so the model reads coco_synthetic's pixels, as
+        # the C++ port does; JPEG's rounding would move scores near the test
+        # threshold and change how many boxes the step goes on with.
+        Image.fromarray(np.ascontiguousarray(pixels)).save(images_dir / file_name, format="PNG")
         images.append({"id": image_id, "file_name": file_name, "height": info["height"],
                        "width": info["width"]})
         for a in info["annotations"]:
