@@ -103,7 +103,7 @@ class InputError(Exception):
 SHARED_WEIGHTS = {f"detectron2_{v}" for v in (
     "fasterrcnn_r_101_c4", "fasterrcnn_r_101_dc5", "fasterrcnn_r_101_fpn", "fasterrcnn_r_50_c4",
     "fasterrcnn_r_50_dc5", "fasterrcnn_r_50_fpn", "maskrcnn", "maskrcnn_r_101_c4",
-    "maskrcnn_r_101_fpn", "maskrcnn_r_50_c4", "maskrcnn_r_50_fpn")}
+    "maskrcnn_r_101_fpn", "maskrcnn_r_50_c4", "maskrcnn_r_50_fpn")} | {"vision_maskrcnn"}
 
 
 # --- the Python side (a worker process per round) ----------------------------
