@@ -129,10 +129,12 @@ def build_python_step(model, mode, batch_size, device, reference_root, export_we
 
         # Every parameter and buffer, the non-persistent ones (detectron2's
         # pixel_mean, pixel_std and cell anchors) too: the program loads all.
+        # Cloned, as make_reference.py does: save_file refuses tensors that
+        # share storage (tied weights).
         module = tb_model.get_module()[0]
         tensors = dict(module.named_parameters())
         tensors.update(module.named_buffers())
-        save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, export_weights)
+        save_file({k: v.detach().cpu().clone() for k, v in tensors.items()}, export_weights)
     return step
 
 

@@ -51,7 +51,7 @@ struct HarnessFlags {
   std::string op_coverage;
   // --torchbench_channels_last.
   bool channels_last = false;
-  // --torchbench_weights=FILE.safetensors (ModelConfig::weights_file).
+  // --torchbench_weights=FILE.safetensors (InstanceCache::set_weights_file).
   std::string weights;
   // --torchbench_warmup_steps=N untimed steps after building an instance
   // (TorchBench's run.py uses 3).
