@@ -243,7 +243,7 @@ class Driver(unittest.TestCase):
         self.assertIn("ratio", rows["Eval"])
         self.assertIn("not measured yet", rows["Train"]["not_measured"])
 
-    def measure_shared(self, model):
+    def measure_shared(self, model, mode="Eval"):
         """versus_python.measure on `model` as if it were a SHARED_WEIGHTS
         model: the log of starts and the record."""
         if os.path.exists(self.log):
@@ -254,7 +254,7 @@ class Driver(unittest.TestCase):
         versus_python.SHARED_WEIGHTS = {model}
         os.environ["VERSUS_TEST_LOG"] = self.log
         try:
-            r = versus_python.measure(self.wrapper, f"{model}/Eval/batch_size:1",
+            r = versus_python.measure(self.wrapper, f"{model}/{mode}/batch_size:1",
                                       {"domain": "test"}, "torchbench", 1, args, self.checkout)
         finally:
             versus_python.SHARED_WEIGHTS = saved
@@ -276,6 +276,11 @@ class Driver(unittest.TestCase):
         self.assertIn("--torchbench_weights", r["cpp"]["error"])
         self.assertIn("missing keys", r["cpp"]["error"])
         self.assertEqual(r["verdict"], "missing")
+        # Train keeps each side's own weights (the sampling sizes set its
+        # work), in the usual order.
+        starts, r = self.measure_shared("lennard_jones", "Train")
+        self.assertEqual(starts, ["cpp", "py", "py", "cpp"])
+        self.assertNotIn("weights", r)
 
     def test_pip_referenced_model(self):
         proc = self.run_tool("alexnet", "--mode", "eval", "--rounds", "1", "--steps", "2")
