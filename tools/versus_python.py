@@ -99,17 +99,18 @@ class InputError(Exception):
 # would otherwise run stand-in weights of its own: the Python reference's
 # stand-in (reference_env_detection._trained_weights) is exported once per
 # instance and the program loads it (--torchbench_weights), so that both steps
-# detect the same boxes. Eval only: a Train step's work is set by its sampling
-# sizes (the RPN's 256 anchors and the ROI heads' 512 regions per image, 2000
-# proposals after NMS), not by a score threshold, and the two sides' Train
-# inputs differ anyway (the Python train mapper draws the short edge and the
-# flip at random); on the program's fixed Train input the Python stand-in
-# diverges to inf within the warm-up (detectron2_fasterrcnn_r_50_fpn), where
-# the port's own stand-in (StandInForCheckpoint) trains.
-SHARED_WEIGHTS = {f"detectron2_{v}" for v in (
+# detect the same boxes. The detectron2 models share Eval only: their Train
+# inputs differ between the sides (the Python train mapper draws the short
+# edge and the flip at random), a Train step's work is set by its sampling
+# sizes (the RPN's 256 anchors and the ROI heads' 512 regions per image),
+# and each side trains the port's stand-in (reference_env_detection.
+# _train_stand_in), as eval's stand-in diverges to inf in training.
+# vision_maskrcnn's inputs are the same on both sides in both modes.
+SHARED_WEIGHTS = {**{f"detectron2_{v}": ("Eval",) for v in (
     "fasterrcnn_r_101_c4", "fasterrcnn_r_101_dc5", "fasterrcnn_r_101_fpn", "fasterrcnn_r_50_c4",
     "fasterrcnn_r_50_dc5", "fasterrcnn_r_50_fpn", "maskrcnn", "maskrcnn_r_101_c4",
-    "maskrcnn_r_101_fpn", "maskrcnn_r_50_c4", "maskrcnn_r_50_fpn")} | {"vision_maskrcnn"}
+    "maskrcnn_r_101_fpn", "maskrcnn_r_50_c4", "maskrcnn_r_50_fpn")},
+    "vision_maskrcnn": ("Eval", "Train")}
 
 
 # --- the Python side (a worker process per round) ----------------------------
@@ -508,7 +509,7 @@ def measure(binary, name, spec, reference, threads, args, reference_root, cores=
     py_spec = {"model": model, "mode": mode, "batch_size": record["batch_size"],
                "device": args.device, "threads": threads, "warmup": args.warmup,
                "steps": args.steps, "seed": args.seed, "reference_root": reference_root}
-    shared = model in SHARED_WEIGHTS and mode == "Eval"
+    shared = mode in SHARED_WEIGHTS.get(model, ())
     if shared:
         record["weights"] = "shared"
     with tempfile.TemporaryDirectory(prefix="versus_python_") as tmp:

@@ -144,6 +144,23 @@ def _trained_weights(model):
     detectron2_rcnn_common._scale_weights(model)
 
 
+def _train_stand_in(model, residual_scale=0.2):
+    """The Train stand-in for the trained .pkl, the port's own
+    (StandInForCheckpoint in models/common/detectron2/generalized_rcnn.h):
+    detectron2's initialisation with each bottleneck's last FrozenBN scaled,
+    which keeps the features near the stem's scale as trained statistics do.
+    _trained_weights' fill (made for eval to detect boxes) trains into inf
+    within TorchBench's warm-up on r_101_fpn, the DC5 and the R-101 models
+    (find_top_rpn_proposals: "Training has diverged"); a Train step's work is
+    set by its sampling sizes, not by the weights' values."""
+    import torch
+
+    with torch.no_grad():
+        for name, b in model.named_buffers():
+            if name.endswith("conv3.norm.weight"):
+                b.fill_(residual_scale)
+
+
 def _detectron2_model(root, name, mode, batch_size, device):
     d2 = _detectron2()
     if name == "detectron2_fcos_r_50_fpn":
@@ -193,7 +210,7 @@ def _detectron2_model(root, name, mode, batch_size, device):
             def checkpoint_load(self, path, *args, **kwargs):
                 if path != model_file:
                     return load(self, path, *args, **kwargs)
-                _trained_weights(self.model)
+                (_trained_weights if mode == "eval" else _train_stand_in)(self.model)
                 return {}
 
             stack.enter_context(_attribute(DetectionCheckpointer, "load", checkpoint_load))
