@@ -99,18 +99,15 @@ class InputError(Exception):
 # would otherwise run stand-in weights of its own: the Python reference's
 # stand-in (reference_env_detection._trained_weights) is exported once per
 # instance and the program loads it (--torchbench_weights), so that both steps
-# detect the same boxes. The detectron2 models share Eval only: their Train
-# inputs differ between the sides (the Python train mapper draws the short
-# edge and the flip at random), a Train step's work is set by its sampling
-# sizes (the RPN's 256 anchors and the ROI heads' 512 regions per image),
-# and each side trains the port's stand-in (reference_env_detection.
-# _train_stand_in), as eval's stand-in diverges to inf in training.
-# vision_maskrcnn's inputs are the same on both sides in both modes.
-SHARED_WEIGHTS = {**{f"detectron2_{v}": ("Eval",) for v in (
+# detect the same boxes. Eval only: eval's stand-in diverges to inf in
+# training on either side (the program's vision_maskrcnn Train within its
+# warm-up at lr 0.02; TorchBench's detectron2 r_101_fpn, DC5 and R-101), so
+# each side trains a stand-in of its own kind (for detectron2 the port's:
+# reference_env_detection._train_stand_in) on the same input.
+SHARED_WEIGHTS = {f"detectron2_{v}" for v in (
     "fasterrcnn_r_101_c4", "fasterrcnn_r_101_dc5", "fasterrcnn_r_101_fpn", "fasterrcnn_r_50_c4",
     "fasterrcnn_r_50_dc5", "fasterrcnn_r_50_fpn", "maskrcnn", "maskrcnn_r_101_c4",
-    "maskrcnn_r_101_fpn", "maskrcnn_r_50_c4", "maskrcnn_r_50_fpn")},
-    "vision_maskrcnn": ("Eval", "Train")}
+    "maskrcnn_r_101_fpn", "maskrcnn_r_50_c4", "maskrcnn_r_50_fpn")} | {"vision_maskrcnn"}
 
 
 # --- the Python side (a worker process per round) ----------------------------
@@ -509,7 +506,7 @@ def measure(binary, name, spec, reference, threads, args, reference_root, cores=
     py_spec = {"model": model, "mode": mode, "batch_size": record["batch_size"],
                "device": args.device, "threads": threads, "warmup": args.warmup,
                "steps": args.steps, "seed": args.seed, "reference_root": reference_root}
-    shared = mode in SHARED_WEIGHTS.get(model, ())
+    shared = model in SHARED_WEIGHTS and mode == "Eval"
     if shared:
         record["weights"] = "shared"
     with tempfile.TemporaryDirectory(prefix="versus_python_") as tmp:

@@ -161,6 +161,33 @@ def _train_stand_in(model, residual_scale=0.2):
                 b.fill_(residual_scale)
 
 
+def _fixed_train_input(batch_size):
+    """TorchBench's train loader (common/data/coco.py's) with the port's fixed
+    input: the first batch_size images in order, short edge 800 (max 1333),
+    not flipped. Its own mapper draws the short edge from 640..800 and the
+    flip at random, and its sampler shuffles, so each process would time
+    another image at another size (two processes of
+    detectron2_maskrcnn_r_50_fpn Train drew image 28 at 768x768 and image 55
+    at 959x640; here image 1 at 800x1067, the program's image 0); the
+    program documents the same choice (models/vision/detectron2_*.cpp)."""
+    from detectron2 import model_zoo
+    from detectron2.config import LazyCall as L
+    from detectron2.data import transforms as T
+    from detectron2.data.samplers import TrainingSampler
+
+    get_config = model_zoo.get_config
+
+    def fixed(path, *args, **kwargs):
+        cfg = get_config(path, *args, **kwargs)
+        if path == "common/data/coco.py":
+            cfg.dataloader.train.mapper.augmentations = [
+                L(T.ResizeShortestEdge)(short_edge_length=800, max_size=1333)]
+            cfg.dataloader.train.sampler = L(TrainingSampler)(size=batch_size, shuffle=False)
+        return cfg
+
+    return _attribute(model_zoo, "get_config", fixed)
+
+
 def _detectron2_model(root, name, mode, batch_size, device):
     d2 = _detectron2()
     if name == "detectron2_fcos_r_50_fpn":
@@ -214,6 +241,8 @@ def _detectron2_model(root, name, mode, batch_size, device):
                 return {}
 
             stack.enter_context(_attribute(DetectionCheckpointer, "load", checkpoint_load))
+        if mode == "train":
+            stack.enter_context(_fixed_train_input(batch_size))
         factory = sys.modules.get("torchbenchmark.util.framework.detectron2.model_factory")
         if factory is not None:
             # The variant's config under the package's model_zoo/configs, which
