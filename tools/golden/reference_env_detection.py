@@ -285,7 +285,44 @@ def _vision_maskrcnn(root, mode, batch_size, device):
             return builder(weights=None, weights_backbone=None, num_classes=91).state_dict()
 
         stack.enter_context(_attribute(_api, "load_state_dict_from_url", coco_weights))
-        return package.Model(test=mode, device=device, batch_size=batch_size)
+        model = package.Model(test=mode, device=device, batch_size=batch_size)
+        if mode == "train":
+            images, _ = next(iter(model.data_loader))
+            _calibrated_stand_in(model.model, images)
+        return model
+
+
+def _calibrated_stand_in(model, images, residual_scale=0.2):
+    """The port's Train stand-in for COCO_V1 (models/vision/vision_maskrcnn.cpp):
+    each bottleneck's last FrozenBatchNorm2d scale (bn3.weight) at 0.2, then
+    every FrozenBatchNorm2d's running mean and (biased) variance set to its
+    input's per-channel statistics on this batch, in forward order. From the
+    architecture's own initialisation (FrozenBatchNorm an identity, an
+    unnormalised ResNet-50) torchvision's own train() at lr 0.02 reaches NaN
+    losses by the third step and goes on timing NaN boxes."""
+    import torch
+    from torchvision.ops.misc import FrozenBatchNorm2d
+
+    def calibrate(module, inputs):
+        x = inputs[0]
+        module.running_mean.copy_(x.mean((0, 2, 3)))
+        module.running_var.copy_(x.var((0, 2, 3), unbiased=False))
+
+    with torch.no_grad():
+        for name, b in model.named_buffers():
+            if name.endswith("bn3.weight"):
+                b.fill_(residual_scale)
+        hooks = [m.register_forward_pre_hook(calibrate) for m in model.modules()
+                 if isinstance(m, FrozenBatchNorm2d)]
+        training = model.training
+        model.eval()  # the transform's training resize draws from the RNG
+        try:
+            image_list, _ = model.transform([i.float() for i in images])
+            model.backbone(image_list.tensors)
+        finally:
+            model.train(training)
+            for h in hooks:
+                h.remove()
 
 
 # ------------------------------------------------------------------ yolov3
