@@ -102,8 +102,8 @@ class InputError(Exception):
 # detect the same boxes. Eval only: eval's stand-in diverges to inf in
 # training on either side (the program's vision_maskrcnn Train within its
 # warm-up at lr 0.02; TorchBench's detectron2 r_101_fpn, DC5 and R-101), so
-# each side trains a stand-in of its own kind (for detectron2 the port's:
-# reference_env_detection._train_stand_in) on the same input.
+# in Train both sides run the port's stand-in (reference_env_detection.
+# _train_stand_in, _calibrated_stand_in) on the same input.
 SHARED_WEIGHTS = {f"detectron2_{v}" for v in (
     "fasterrcnn_r_101_c4", "fasterrcnn_r_101_dc5", "fasterrcnn_r_101_fpn", "fasterrcnn_r_50_c4",
     "fasterrcnn_r_50_dc5", "fasterrcnn_r_50_fpn", "maskrcnn", "maskrcnn_r_101_c4",

@@ -153,12 +153,19 @@ def _train_stand_in(model, residual_scale=0.2):
     within TorchBench's warm-up on r_101_fpn, the DC5 and the R-101 models
     (find_top_rpn_proposals: "Training has diverged"); a Train step's work is
     set by its sampling sizes, not by the weights' values."""
+    _scale_residual_branches(model, "conv3.norm.weight", residual_scale)
+
+
+def _scale_residual_branches(model, suffix, scale):
+    """Each bottleneck's last frozen norm scale (the buffers named *suffix)
+    at `scale`: a trained ResNet's residual branches are small next to their
+    identity path."""
     import torch
 
     with torch.no_grad():
         for name, b in model.named_buffers():
-            if name.endswith("conv3.norm.weight"):
-                b.fill_(residual_scale)
+            if name.endswith(suffix):
+                b.fill_(scale)
 
 
 def _fixed_train_input(batch_size):
@@ -308,10 +315,8 @@ def _calibrated_stand_in(model, images, residual_scale=0.2):
         module.running_mean.copy_(x.mean((0, 2, 3)))
         module.running_var.copy_(x.var((0, 2, 3), unbiased=False))
 
+    _scale_residual_branches(model, "bn3.weight", residual_scale)
     with torch.no_grad():
-        for name, b in model.named_buffers():
-            if name.endswith("bn3.weight"):
-                b.fill_(residual_scale)
         hooks = [m.register_forward_pre_hook(calibrate) for m in model.modules()
                  if isinstance(m, FrozenBatchNorm2d)]
         training = model.training
