@@ -5,7 +5,7 @@
         [--batch-size N|default] [--device cpu|cuda] [--reference-root CHECKOUT]
         [--threads 1,2] [--rounds 3] [--steps 10] [--warmup 3] [--timeout S]
         [--jobs N] [--costs RUN.json] [-o OUT.json] [--markdown OUT.md]
-        [--journal FILE [--journal-only]]
+        [--journal FILE [--journal-only]] [--host-malloc retain|glibc]
 
 For each selected instance (<model>/<Train|Eval>/batch_size:<N>, every model
 by default) and each thread count, both sides run in rounds, each round in
@@ -22,6 +22,13 @@ worker (this file, --worker) that builds the reference step:
     by tools/golden/reference_env.py.
 Same intra-op threads (OMP_NUM_THREADS, MKL_NUM_THREADS, torch.set_num_threads),
 warm-up (TorchBench's 3), timed steps and statistic (the median step) on both.
+Same host malloc on both (--host-malloc): "retain" (the default) keeps freed
+memory in each process (the program's --torchbench_host_malloc=retain, and
+glibc's MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ at the same values
+for Python), since glibc's own heuristics give memory back to the kernel or
+not depending on the heap's layout, which differs between the two processes;
+"glibc" leaves both as glibc sets them (the tables measured before this
+option existed).
 
 Per instance: C++ and Python median step (the median over rounds of each
 round's median), C++/Python and its spread over the rounds (the lowest and
@@ -307,8 +314,22 @@ def pinned(cores):
     return lambda: os.sched_setaffinity(0, cores)
 
 
+# glibc's tunables for what --torchbench_host_malloc=retain sets by mallopt.
+RETAIN_ENV = {"MALLOC_MMAP_THRESHOLD_": "2147483647", "MALLOC_TRIM_THRESHOLD_": "2147483647"}
+
+
+def side_env(threads, host_malloc):
+    """A side's environment: its threads, and for Python the retain tunables."""
+    env = thread_env(threads)
+    for key in RETAIN_ENV:
+        env.pop(key, None)
+    if host_malloc == "retain":
+        env.update(RETAIN_ENV)
+    return env
+
+
 def run_cpp(binary, name, device, threads, warmup, steps, seed, count_ops, timeout,
-            cores=None, weights=None):
+            cores=None, weights=None, host_malloc="retain"):
     """One round of the C++ side: the program on one instance, one step per
     repetition. Returns {"step_ms": [...], "aten_ops"?} or {"error": ...}."""
     model, mode, batch = name.split("/")
@@ -320,7 +341,8 @@ def run_cpp(binary, name, device, threads, warmup, steps, seed, count_ops, timeo
                 f"--torchbench_warmup_steps={warmup}", f"--torchbench_seed={seed}",
                 f"--benchmark_repetitions={steps}", "--benchmark_min_time=1e-9",
                 "--benchmark_report_aggregates_only=false",
-                f"--benchmark_out={out}", "--benchmark_out_format=json"]
+                f"--benchmark_out={out}", "--benchmark_out_format=json",
+                f"--torchbench_host_malloc={host_malloc}"]
         if weights:
             args.append(f"--torchbench_weights={weights}")
         coverage = os.path.join(tmp, "ops.jsonl")
@@ -330,8 +352,8 @@ def run_cpp(binary, name, device, threads, warmup, steps, seed, count_ops, timeo
                 args.append("--torchbench_profile")
         try:
             proc = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  text=True, env=thread_env(threads), timeout=timeout,
-                                  preexec_fn=pinned(cores))
+                                  text=True, env=side_env(threads, host_malloc),
+                                  timeout=timeout, preexec_fn=pinned(cores))
         except subprocess.TimeoutExpired:
             return {"error": f"timed out after {timeout} s"}
         doc = None
@@ -380,11 +402,12 @@ def read_coverage_ops(path, name):
     return None
 
 
-def run_python(spec, timeout, cores=None):
+def run_python(spec, timeout, cores=None, host_malloc="retain"):
     """One round of the Python side in a fresh worker process."""
     try:
         proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)],
-                              capture_output=True, text=True, env=thread_env(spec["threads"]),
+                              capture_output=True, text=True,
+                              env=side_env(spec["threads"], host_malloc),
                               timeout=timeout, preexec_fn=pinned(cores))
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout} s"}
@@ -519,14 +542,15 @@ def measure(binary, name, spec, reference, threads, args, reference_root, cores=
             for side in sides:
                 if side == "cpp":
                     got = run_cpp(binary, name, args.device, threads, args.warmup, args.steps,
-                                  args.seed, first, args.timeout, cores, weights)
+                                  args.seed, first, args.timeout, cores, weights,
+                                  args.host_malloc)
                     version = got.pop("context", {}).get("libtorch_version")
                     if version:
                         record["cpp"]["libtorch_version"] = version
                 else:
                     extra = {"export_weights": weights} if shared and first else {}
                     got = run_python(dict(py_spec, count_ops=first, **extra), args.timeout,
-                                     cores)
+                                     cores, args.host_malloc)
                 if "error" in got:
                     record[side]["error"] = got["error"]
                     continue
@@ -619,7 +643,8 @@ def markdown(doc):
            f"LibTorch {ctx.get('libtorch_version', '?')} against torch "
            f"{ctx['torch_version']}; warm-up {ctx['warmup']}, median of "
            f"{ctx['steps']} steps per round, {ctx['rounds']} rounds interleaved in fresh "
-           f"processes (one round where the C++ step exceeds {ctx['one_round_above']} s). "
+           f"processes (one round where the C++ step exceeds {ctx['one_round_above']} s); "
+           f"host malloc {ctx.get('host_malloc', 'glibc')} on both sides. "
            "C++/Py below 1: the C++ step is faster; Python share = (Py - C++) / Py. "
            "[rounds]: the lowest and highest round's ratio; **slower** (faster) when C++ was "
            "slower (faster) in every round and the ratio is off 1 by more than the rounds' "
@@ -713,6 +738,9 @@ def parse_args(argv):
     p.add_argument("--journal-only", action="store_true",
                    help="measure nothing: the table from --journal's records (an instance "
                         "it lacks is listed as not measured)")
+    p.add_argument("--host-malloc", choices=("retain", "glibc"), default="retain",
+                   help="freed host memory stays in each process (retain) or glibc "
+                        "gives it back by its heuristics (glibc); the same on both sides")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
@@ -790,6 +818,9 @@ def main(argv=None):
     settings = {"device": args.device, "rounds": args.rounds, "steps": args.steps,
                 "warmup": args.warmup, "seed": args.seed, "tolerance": args.tolerance,
                 "one_round_above": args.one_round_above}
+    # Records from before --host-malloc have no key: they were glibc's.
+    if args.host_malloc != "glibc":
+        settings["host_malloc"] = args.host_malloc
     done = read_journal(args.journal, settings, keep_missing=args.journal_only)
     command = "tools/tb versus-python " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
@@ -839,7 +870,7 @@ def main(argv=None):
         "torch_version": torch.__version__,
         "libtorch_version": next((r["cpp"]["libtorch_version"] for r in records
                                   if r["cpp"].get("libtorch_version")), None),
-        **settings}, "results": records, "summary": aggregate(records)}
+        **settings, "host_malloc": args.host_malloc}, "results": records, "summary": aggregate(records)}
     print("", file=sys.stderr)
     for g in doc["summary"]:
         domains = ", ".join(f"{d} {fmt(v['geomean_ratio'], '{:.2f}')}"

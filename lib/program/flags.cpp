@@ -156,6 +156,11 @@ absl::StatusOr<HarnessFlags> ParseHarnessFlags(int* argc, char** argv) {
       auto b = ParseBool(name, value);
       if (!b.ok()) return b.status();
       flags.fail_on_error = *b;
+    } else if (name == "torchbench_host_malloc") {
+      if (auto s = need_value(); !s.ok()) return s;
+      auto policy = ParseHostMalloc(*value);
+      if (!policy.ok()) return policy.status();
+      flags.host_malloc = *policy;
     } else if (name == "torchbench_cpu_memory_counter") {
       auto b = ParseBool(name, value);
       if (!b.ok()) return b.status();
@@ -262,6 +267,10 @@ std::string HarnessFlagsHelp() {
   --torchbench_seed=N                seed for weights and inputs (default 1337)
   --torchbench_fail_on_error=false   exit 0 even when an instance errored
   --torchbench_cpu_memory_counter=false  do not count CPU tensor memory
+  --torchbench_host_malloc=retain|glibc  retain (default): freed host memory stays in
+                                     the process, so no step re-faults pages that
+                                     glibc's trimming gave back; glibc: malloc as
+                                     glibc and its MALLOC_* tunables set it
   --torchbench_list_models[=json]    list models with metadata and element counts, then exit
   --torchbench_isolate=process       run each instance in a child process: a crash,
                                      exit, hang or out-of-memory kill becomes that

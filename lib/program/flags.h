@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "program/host_malloc.h"
 #include "program/shard.h"
 #include "torchbench/model.h"
 
@@ -66,6 +67,9 @@ struct HarnessFlags {
   // --torchbench_cpu_memory_counter=false leaves LibTorch's CPU allocator
   // alone (the peak_mem counter is then absent on the CPU).
   bool cpu_memory_counter = true;
+  // --torchbench_host_malloc=retain|glibc: whether freed host memory stays
+  // in the process between steps (host_malloc.h).
+  HostMalloc host_malloc = HostMalloc::kRetain;
   bool help = false;
 
   // Runs that survive and scale (torchbench program only):

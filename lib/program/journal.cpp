@@ -250,7 +250,7 @@ std::string JournalMismatch(const ContextPairs& journal,
       "torchbench_git_commit", "libtorch_version", "torchbench_device",
       "device_name",           "precision",        "optimizer_path",
       "channels_last",         "weights_file",     "seed",
-      "warmup_steps",          "intra_op_threads"};
+      "warmup_steps",          "intra_op_threads", "host_malloc"};
   auto find = [](const ContextPairs& pairs, const std::string& key) {
     for (const auto& [k, v] : pairs) {
       if (k == key) return v;

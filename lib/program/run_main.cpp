@@ -25,6 +25,7 @@
 #include "program/benchmark_runner.h"
 #include "program/context.h"
 #include "program/filters.h"
+#include "program/host_malloc.h"
 #include "program/isolation.h"
 #include "program/journal.h"
 #include "program/list_models.h"
@@ -302,6 +303,7 @@ int RunMain(int argc, char** argv, bool caller_benchmarks) {
                  "torchbench::RunBenchmarks\n";
     return 2;
   }
+  const std::string host_malloc = ApplyHostMalloc(flags->host_malloc);
   if (flags->cpu_memory_counter) InstallCpuMemoryCounter();
   if (!flags->testonly_slow_op.empty()) {
     const absl::Status installed =
@@ -398,6 +400,7 @@ int RunMain(int argc, char** argv, bool caller_benchmarks) {
       PlanInstances(Registry::Global(), options, &notes);
   const bool selected_any = !planned.empty();
   ContextPairs context = RunContext(device, *flags);
+  context.emplace_back("host_malloc", host_malloc);
   // Each selected model's domain, for reports grouping results by domain;
   // taken before sharding so every shard (and a merge of them) names all.
   {

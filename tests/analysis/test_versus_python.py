@@ -141,6 +141,23 @@ class Statistics(unittest.TestCase):
                          {"aten::linear": 1, "aten::mm": 1, "aten::add_": 1})
         self.assertEqual(sum(versus_python.top_level_ops(events).values()), 4)
 
+    def test_host_malloc_environment(self):
+        # Python gets glibc's tunables at the values the program's mallopt
+        # sets; "glibc" clears them even where the caller had set them.
+        saved = dict(os.environ)
+        try:
+            os.environ["MALLOC_TRIM_THRESHOLD_"] = "131072"
+            env = versus_python.side_env(2, "retain")
+            self.assertEqual(env["MALLOC_MMAP_THRESHOLD_"], "2147483647")
+            self.assertEqual(env["MALLOC_TRIM_THRESHOLD_"], "2147483647")
+            self.assertEqual(env["OMP_NUM_THREADS"], "2")
+            env = versus_python.side_env(1, "glibc")
+            self.assertNotIn("MALLOC_MMAP_THRESHOLD_", env)
+            self.assertNotIn("MALLOC_TRIM_THRESHOLD_", env)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
     def test_op_differences(self):
         r = record([[1]], [[1]])
         r["cpp"]["ops"] = {"aten::matmul": 97, "aten::t": 74, "aten::add_": 73, "aten::mul": 3}
@@ -207,10 +224,12 @@ class Driver(unittest.TestCase):
         self.assertAlmostEqual(r["ratio"], r["cpp"]["median_ms"] / r["python"]["median_ms"])
         self.assertLessEqual(r["ratio_min"], r["ratio_max"])
         self.assertEqual(doc["summary"][0]["domains"]["science"]["instances"], 1)
+        self.assertEqual(doc["context"]["host_malloc"], "retain")
         with open(md) as f:
             text = f.read()
         self.assertIn("lennard_jones --mode eval --rounds 3 --steps 3", text)
         self.assertIn("| lennard_jones/Eval/batch_size:1 | 1 | torchbench |", text)
+        self.assertIn("host malloc retain on both sides", text)
         # tools/tb report's section from the same file.
         page = os.path.join(self.tmp.name, "lj.html")
         proc = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "report.py"), out,
