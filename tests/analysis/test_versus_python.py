@@ -278,6 +278,8 @@ class Driver(unittest.TestCase):
         finally:
             versus_python.SHARED_WEIGHTS = saved
             del os.environ["VERSUS_TEST_LOG"]
+        if not os.path.exists(self.log):
+            return [], r
         with open(self.log) as f:
             return f.read().split(), r
 
@@ -294,6 +296,17 @@ class Driver(unittest.TestCase):
         starts, r = self.measure_shared("dlrm")
         self.assertIn("--torchbench_weights", r["cpp"]["error"])
         self.assertIn("missing keys", r["cpp"]["error"])
+        self.assertEqual(r["verdict"], "missing")
+        # A Python side that fails before writing them: the C++ side is not
+        # started, and the row says why Python failed.
+        starts, r = self.measure_shared("pyhpc_equation_of_state")
+        self.assertEqual(starts, [])
+        self.assertIn("fails on purpose", r["python"]["error"])
+        self.assertNotIn("error", r["cpp"])
+        # Known to take hours on a CPU: nothing starts, and the row says why.
+        starts, r = self.measure_shared("detectron2_maskrcnn")
+        self.assertEqual(starts, [])
+        self.assertIn("100 prefetched COCO batches", r["python"]["error"])
         self.assertEqual(r["verdict"], "missing")
         # Train keeps each side's own weights, in the usual order.
         starts, r = self.measure_shared("lennard_jones", "Train")
