@@ -328,7 +328,8 @@ RETAIN_ENV = {"MALLOC_MMAP_THRESHOLD_": "2147483647", "MALLOC_TRIM_THRESHOLD_": 
 
 
 def side_env(threads, host_malloc):
-    """A side's environment: its threads, and for Python the retain tunables."""
+    """A side's environment: its threads and, under retain, glibc's tunables
+    at the values the program's mallopt sets (so they differ on neither side)."""
     env = thread_env(threads)
     for key in RETAIN_ENV:
         env.pop(key, None)
@@ -884,7 +885,8 @@ def main(argv=None):
         "torch_version": torch.__version__,
         "libtorch_version": next((r["cpp"]["libtorch_version"] for r in records
                                   if r["cpp"].get("libtorch_version")), None),
-        **settings, "host_malloc": args.host_malloc}, "results": records, "summary": aggregate(records)}
+        **settings, "host_malloc": args.host_malloc},
+        "results": records, "summary": aggregate(records)}
     print("", file=sys.stderr)
     for g in doc["summary"]:
         domains = ", ".join(f"{d} {fmt(v['geomean_ratio'], '{:.2f}')}"

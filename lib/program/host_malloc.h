@@ -5,8 +5,8 @@
 // once 128 KiB..64 MiB of it is free, chunks above a moving threshold are
 // unmapped), and whether they fire depends on the heap's layout, not on the
 // step: hf_Albert's batch-1 Eval re-faulted about 600 MB of fresh pages each
-// step in this program (1.40 s a step) and not in TorchBench's Python process,
-// whose interpreter objects pin the heap top (1.19 s), for the same kernels.
+// step in this program (1.42 s a step, 1.14 s with them kept) and not in
+// TorchBench's Python process, whose interpreter objects pin the heap top.
 // "retain" keeps freed memory in the process, as PyTorch's caching allocator
 // does on a GPU, so a step's time is its compute in any process; "glibc"
 // leaves malloc as glibc and its MALLOC_* tunables configure it.
