@@ -33,9 +33,10 @@
 //   LibTorch's generator (numpy's and gym's in the reference).
 // - kornia.augmentation.RandomCrop((84, 84)) draws one offset per sample
 //   (uniform over the 9 x 9 positions of the 92x92 padded image) and cuts
-//   each sample's window; the kernels it launches for that depend on the
-//   kornia version, which the reference leaves unpinned. The port cuts all
-//   windows with one gather: the same values.
+//   each sample's window; the reference leaves kornia unpinned, the port
+//   follows 0.6.9 (tools/requirements.txt): one slice copy per sample. Its
+//   offsets stay on the host; kornia moves them to the device and reads
+//   them back per sample, a sync per window on a GPU that the port skips.
 // - Under ModelConfig::small_inputs (CPU tests only) the replay batch is 16.
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/functional/loss.h>
@@ -72,7 +73,6 @@ namespace {
 
 namespace F = torch::nn::functional;
 using rl::SquashedNormal;
-using torch::indexing::Slice;
 
 // DRQConfig (config.py) and the MockEnv / FrameStack shapes.
 constexpr uint64_t kConfigSeed = 1;   // set_seed_everywhere(cfg.seed)
@@ -270,28 +270,29 @@ struct ReplayBatch {
 };
 
 // nn.Sequential(ReplicationPad2d(4), kornia RandomCrop((84, 84))) on a
-// batch: one random window per sample.
+// batch: one random window per sample, cut with one slice copy per sample
+// as kornia 0.6.9's crop_by_indices does. One advanced-indexing gather over
+// all windows computes the same values but took about three times as long
+// on a CPU (the index kernel's per-element offsets, then a permute copy),
+// which made the C++ Train step 7 % slower than the reference's.
 torch::Tensor Augment(const torch::Tensor& obs) {
   const int64_t batch = obs.size(0);
   torch::Tensor padded = F::pad(
       obs, F::PadFuncOptions({kImagePad, kImagePad, kImagePad, kImagePad})
                .mode(torch::kReplicate));
+  // Drawn on the host, so cutting a device batch never waits on the device.
   torch::Tensor offsets =
-      torch::randint(0, 2 * kImagePad + 1, {2, batch, 1}, torch::kLong)
-          .to(obs.device());
-  torch::Tensor window =
-      torch::arange(kImageSize, torch::TensorOptions().dtype(torch::kLong))
-          .to(obs.device());
-  torch::Tensor rows = (offsets[0] + window).view({batch, kImageSize, 1});
-  torch::Tensor cols = (offsets[1] + window).view({batch, 1, kImageSize});
-  torch::Tensor samples =
-      torch::arange(batch, torch::TensorOptions().dtype(torch::kLong))
-          .to(obs.device())
-          .view({batch, 1, 1});
-  // Advanced indices around a slice put the window dimensions first.
-  return padded.index({samples, Slice(), rows, cols})
-      .permute({0, 3, 1, 2})
-      .contiguous();
+      torch::randint(0, 2 * kImagePad + 1, {2, batch}, torch::kLong);
+  const int64_t* rows = offsets.data_ptr<int64_t>();
+  const int64_t* cols = rows + batch;
+  torch::Tensor out = torch::empty({batch, obs.size(1), kImageSize, kImageSize},
+                                   padded.options());
+  for (int64_t i = 0; i < batch; ++i) {
+    out[i].copy_(padded[i]
+                     .narrow(1, rows[i], kImageSize)
+                     .narrow(2, cols[i], kImageSize));
+  }
+  return out;
 }
 
 // replay_buffer.py ReplayBuffer: host storage (uint8 observations), sampled
