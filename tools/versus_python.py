@@ -73,6 +73,7 @@ import os
 import pathlib
 import queue
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -109,8 +110,14 @@ class InputError(Exception):
 # detect the same boxes. Eval only: eval's stand-in diverges to inf in
 # training on either side (the program's vision_maskrcnn Train within its
 # warm-up at lr 0.02; TorchBench's detectron2 r_101_fpn, DC5 and R-101), so
-# in Train both sides run the port's stand-in (reference_env_detection.
-# _train_stand_in, _calibrated_stand_in) on the same input.
+# in Train both sides run the port's kind of stand-in (reference_env_detection.
+# _train_stand_in, _calibrated_stand_in) on the same input, each its own
+# draw. A Train step's work still depends on the weights (roi_align's cost
+# on the proposals' sizes, the mask head's on the foreground count), and
+# sharing the Train stand-in was tried: the trajectories part anyway with
+# each side's random sampling (r_101_fpn 1.05 -> 0.98, but maskrcnn_r_50_fpn
+# 1.00 -> 1.05), and the program's fasterrcnn_r_101_fpn and vision_maskrcnn
+# diverged from the Python side's weights within their warm-up.
 SHARED_WEIGHTS = {f"detectron2_{v}" for v in (
     "fasterrcnn_r_101_c4", "fasterrcnn_r_101_dc5", "fasterrcnn_r_101_fpn", "fasterrcnn_r_50_c4",
     "fasterrcnn_r_50_dc5", "fasterrcnn_r_50_fpn", "maskrcnn", "maskrcnn_r_101_c4",
@@ -338,6 +345,23 @@ def side_env(threads, host_malloc):
     return env
 
 
+def why_ended(proc):
+    """Why a side's process ended without a result, in one line: the signal
+    that killed it or, when it exited, its last line on stderr (a killed
+    process's last line is whatever it printed before, often a warning)."""
+    if proc.returncode is not None and proc.returncode < 0:
+        try:
+            name = signal.Signals(-proc.returncode).name
+        except ValueError:
+            name = f"signal {-proc.returncode}"
+        if name != "SIGKILL":
+            return f"killed by {name}"
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+        return (f"killed by SIGKILL: most likely the kernel's out-of-memory killer (this "
+                f"machine has {ram:.0f} GiB; dmesg says)")
+    return (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+
+
 def run_cpp(binary, name, device, threads, warmup, steps, seed, count_ops, timeout,
             cores=None, weights=None, host_malloc="retain"):
     """One round of the C++ side: the program on one instance, one step per
@@ -375,8 +399,7 @@ def run_cpp(binary, name, device, threads, warmup, steps, seed, count_ops, timeo
                 doc = None
         ops = read_coverage_ops(coverage, name) if count_ops else None
     if doc is None:
-        tail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-        return {"error": tail[:300]}
+        return {"error": why_ended(proc)[:300]}
     result = {"step_ms": [], "context": doc.get("context", {})}
     for run in doc.get("benchmarks", []):
         if run.get("error_occurred"):
@@ -424,8 +447,7 @@ def run_python(spec, timeout, cores=None, host_malloc="retain"):
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(RESULT_PREFIX):
             return json.loads(line[len(RESULT_PREFIX):])
-    tail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-    return {"error": f"the worker died ({tail[:280]})"}
+    return {"error": f"the worker died ({why_ended(proc)[:280]})"}
 
 
 # --- statistics -----------------------------------------------------------------
@@ -664,7 +686,8 @@ def markdown(doc):
            "[rounds]: the lowest and highest round's ratio; **slower** (faster) when C++ was "
            "slower (faster) in every round and the ratio is off 1 by more than the rounds' "
            f"spread and {ctx['tolerance']:.0%}. Ops: top-level ATen operators of one step on "
-           "each side.", "",
+           "each side. *shared weights*: the program loads the Python reference's weights "
+           "(the detection models, whose step's work depends on them).", "",
            "## Summary", "",
            "| threads | mode | paired / instances | geomean C++/Py | faster | even | slower |"
            " per domain (geomean C++/Py, instances) |",
@@ -706,7 +729,8 @@ def markdown(doc):
         if why:
             verdict += f" ({why.replace('|', '/')})"
         out.append(
-            f"| {r['benchmark']} | {r['threads']} | {r['reference']} | "
+            f"| {r['benchmark']} | {r['threads']} | {r['reference']}"
+            f"{', *shared weights*' if r.get('weights') == 'shared' else ''} | "
             f"{fmt(c.get('median_ms'), '{:.3f}')} | {fmt(p.get('median_ms'), '{:.3f}')} | "
             f"{fmt(r.get('ratio'), '{:.3f}')} [{rounds_text(r)}] | "
             f"{fmt(r.get('python_share'), '{:+.0%}')} | "

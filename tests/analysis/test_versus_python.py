@@ -69,6 +69,18 @@ class Model:
         return self.net(self.x)
 '''
 
+# A reference whose worker the kernel kills (as its out-of-memory killer
+# does): SIGKILL leaves no traceback and no result line.
+KILLED = '''
+import os
+import signal
+
+
+class Model:
+    def __init__(self, test, device, batch_size=None, extra_args=()):
+        os.kill(os.getpid(), signal.SIGKILL)
+'''
+
 FAILING = '''
 class Model:
     def __init__(self, test, device, batch_size=None, extra_args=()):
@@ -158,6 +170,20 @@ class Statistics(unittest.TestCase):
             os.environ.clear()
             os.environ.update(saved)
 
+    def test_why_a_side_ended(self):
+        # A killed process's last stderr line is whatever it printed before
+        # (Google Benchmark's DEBUG warning): the signal is the reason.
+        done = subprocess.CompletedProcess
+        why = versus_python.why_ended(
+            done([], -9, "", "***WARNING*** Library was built as DEBUG.\n"))
+        self.assertIn("killed by SIGKILL", why)
+        self.assertIn("out-of-memory killer", why)
+        self.assertNotIn("WARNING", why)
+        self.assertEqual(versus_python.why_ended(done([], -11, "", "x\n")), "killed by SIGSEGV")
+        self.assertEqual(versus_python.why_ended(done([], 1, "", "a\nlast words\n")),
+                         "last words")
+        self.assertEqual(versus_python.why_ended(done([], 3, "", "")), "exit status 3")
+
     def test_op_differences(self):
         r = record([[1]], [[1]])
         r["cpp"]["ops"] = {"aten::matmul": 97, "aten::t": 74, "aten::add_": 73, "aten::mul": 3}
@@ -174,7 +200,7 @@ class Driver(unittest.TestCase):
         cls.log = os.path.join(t, "starts.log")
         cls.checkout = os.path.join(t, "checkout")
         for name, code in (("lennard_jones", STAND_IN), ("pyhpc_equation_of_state", FAILING),
-                           ("dlrm", STAND_IN)):
+                           ("dlrm", STAND_IN), ("pyhpc_isoneutral_mixing", KILLED)):
             folder = os.path.join(cls.checkout, "torchbenchmark", "models", name)
             os.makedirs(folder)
             with open(os.path.join(folder, "__init__.py"), "w") as f:
@@ -303,6 +329,10 @@ class Driver(unittest.TestCase):
         self.assertEqual(starts, [])
         self.assertIn("fails on purpose", r["python"]["error"])
         self.assertNotIn("error", r["cpp"])
+        # A Python worker the kernel kills: the row says by what.
+        starts, r = self.measure_shared("pyhpc_isoneutral_mixing")
+        self.assertEqual(starts, [])
+        self.assertIn("the worker died (killed by SIGKILL", r["python"]["error"])
         # Known to take hours on a CPU: nothing starts, and the row says why.
         starts, r = self.measure_shared("detectron2_maskrcnn")
         self.assertEqual(starts, [])
