@@ -1,5 +1,6 @@
 #include "program/list_models.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -22,9 +23,18 @@ bool ListModels(const Registry& registry, const std::string& format,
   const bool json = format == "json";
   if (json) {
     out << "[";
-  } else {
+  }
+  // The name column fits the longest name (detectron2's run past 26
+  // characters), so a name never runs into its domain.
+  int name_width = 26;
+  for (const RegisteredModel* entry : registry.List()) {
+    name_width =
+        std::max(name_width, static_cast<int>(entry->spec.name.size()) + 2);
+  }
+  if (!json) {
     out << absl::StrCat(
-        "name", std::string(22, ' '), "domain", std::string(10, ' '),
+        "name", std::string(name_width - 4, ' '), "domain",
+        std::string(10, ' '),
         "modes         batch(T/E)    parameters     buffers  reference\n");
   }
   bool first = true;
@@ -64,8 +74,8 @@ bool ListModels(const Registry& registry, const std::string& format,
     } else {
       char line[512];
       std::snprintf(
-          line, sizeof(line), "%-26s%-16s%-12s%6lld/%-9lld%12lld%12lld  %s\n",
-          spec.name.c_str(), spec.domain.c_str(),
+          line, sizeof(line), "%-*s%-16s%-12s%6lld/%-9lld%12lld%12lld  %s\n",
+          name_width, spec.name.c_str(), spec.domain.c_str(),
           absl::StrJoin(modes, ",").c_str(),
           static_cast<long long>(spec.train_batch_size),
           static_cast<long long>(spec.eval_batch_size),

@@ -415,5 +415,25 @@ TEST_F(BenchmarkRunnerTest, ListModelsJsonHasCountsAndErrors) {
       << json;
 }
 
+// detectron2's names run past the table's 26-character name column: the
+// column widens so that every name is followed by at least two spaces.
+TEST_F(BenchmarkRunnerTest, ListModelsTableFitsLongNames) {
+  Registry registry;
+  ModelSpec long_name = Spec("detectron2_fasterrcnn_r_101_fpn_long");
+  long_name.reference_parameters = 1;
+  long_name.reference_buffers = 0;
+  ASSERT_TRUE(registry.Add(long_name, MakeModel<GoodModel>(), "f", 1).ok());
+  std::ostringstream out;
+  EXPECT_TRUE(ListModels(registry, "table", out));
+  const std::string table = out.str();
+  EXPECT_NE(table.find("detectron2_fasterrcnn_r_101_fpn_long  "),
+            std::string::npos)
+      << table;
+  // The header's columns move with it.
+  const size_t domain = table.find("domain");
+  const size_t row = table.find('\n') + 1;
+  EXPECT_EQ(table.compare(row + domain, 4, "test"), 0) << table;
+}
+
 }  // namespace
 }  // namespace torchbench
