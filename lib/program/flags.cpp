@@ -248,7 +248,11 @@ std::string HarnessFlagsHelp() {
                                      --torchbench_profile)
   --torchbench_trace_dir=DIR         also save each instance's Chrome trace (Perfetto,
                                      Holistic Trace Analysis) and top-k op tables
-                                     in DIR (implies --torchbench_profile)
+                                     in DIR (implies --torchbench_profile); the
+                                     trace holds K+2 steps (the profiler's discarded
+                                     start-up step, ProfilerStep#0..K-1 and #K,
+                                     which HTA drops), the tables are per step over
+                                     the K
   --torchbench_profile_shapes        the profiler also records each op's input
                                      shapes, dtypes and scalars (in the trace;
                                      implies --torchbench_profile)

@@ -38,7 +38,9 @@ struct HarnessFlags {
   // --torchbench_profile_steps=K (default 5); implies profile.
   int profile_steps = 5;
   // --torchbench_trace_dir=DIR: each instance's Chrome trace and profile
-  // tables.
+  // tables. The trace has K+2 steps (the discarded start-up step and one after
+  // the K, for Holistic Trace Analysis, which drops a trace's last); the
+  // tables divide by K.
   std::string trace_dir;
   // --torchbench_profile_shapes: the profiler records each op's input shapes,
   // dtypes and scalar arguments (in the Chrome trace), for tools/tb abtest's
