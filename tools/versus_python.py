@@ -674,7 +674,12 @@ HEADER = (f"{'benchmark':52s} {'th':>2s} {'C++ ms':>10s} {'Python ms':>10s} {'C+
 def markdown(doc):
     """The published table: head (command, date, machine), summary, rows."""
     ctx = doc["context"]
-    out = [f"# C++ step beside TorchBench's Python step ({ctx['device']})", "",
+    what = [ctx["device"]]
+    if "batch_size" in ctx:  # older files have neither batch nor threads
+        what.append("default batch" if ctx["batch_size"] == "default"
+                    else f"batch {ctx['batch_size']}")
+        what.append(f"{'/'.join(map(str, ctx['threads']))} thread(s)")
+    out = [f"# C++ step beside TorchBench's Python step ({', '.join(what)})", "",
            f"Generated {ctx['date']} by `{ctx['command']}`", "",
            f"Machine: {ctx['cpu']}; {ctx['cores']} cores; {ctx.get('cpu_flags') or '?'}. "
            f"LibTorch {ctx.get('libtorch_version', '?')} against torch "
@@ -905,7 +910,8 @@ def main(argv=None):
     records = [finished[item] for item in work]
     doc = {"tool": TOOL, "context": {
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "command": command,
-        "device": args.device, "cpu": cpu, "cpu_flags": cpu_flags, "cores": cores,
+        "device": args.device, "batch_size": args.batch_size, "threads": args.threads,
+        "cpu": cpu, "cpu_flags": cpu_flags, "cores": cores,
         "torch_version": torch.__version__,
         "libtorch_version": next((r["cpp"]["libtorch_version"] for r in records
                                   if r["cpp"].get("libtorch_version")), None),

@@ -256,6 +256,7 @@ class Driver(unittest.TestCase):
         self.assertIn("lennard_jones --mode eval --rounds 3 --steps 3", text)
         self.assertIn("| lennard_jones/Eval/batch_size:1 | 1 | torchbench |", text)
         self.assertIn("host malloc retain on both sides", text)
+        self.assertIn("Python step (cpu, batch 1, 1 thread(s))", text)
         # tools/tb report's section from the same file.
         page = os.path.join(self.tmp.name, "lj.html")
         proc = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "report.py"), out,
