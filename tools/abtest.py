@@ -74,8 +74,9 @@ import shutil
 import statistics
 import subprocess
 import sys
-import cpu_info
-from cpu_info import thread_env
+
+from tbench import env, errors, program, results
+from tbench.errors import InputError
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TOOLS)
@@ -84,10 +85,6 @@ RELEASE_RE = re.compile(r"^\d+\.\d+(\.\d+)?([a-z0-9.+]*)?$")
 # its benchmark's change.
 MICROBENCH_MIN_SHARE = 0.2
 CONFIRM_TOLERANCE = 0.05
-
-
-class InputError(Exception):
-    """Bad input: one line, exit status 2."""
 
 
 def log(msg):
@@ -126,8 +123,7 @@ def torch_prefix(python):
                           "print(torch.utils.cmake_prefix_path); print(torch.__version__)"],
                          capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
-        raise InputError(f"{python}: cannot import torch: "
-                         f"{(out.stderr.strip().splitlines() or ['?'])[-1]}")
+        raise InputError(f"{python}: cannot import torch: {errors.last_line(out.stderr, '?')}")
     prefix, version = out.stdout.split()[:2]
     return prefix, version
 
@@ -136,12 +132,12 @@ def pip_command(venv, pip_index, *packages):
     cmd = [os.path.join(venv, "bin", "pip"), "install", "--disable-pip-version-check", *packages]
     if pip_index:
         cmd += ["--no-index", "--find-links", pip_index]
-    env = dict(os.environ)
+    pip_env = dict(os.environ)
     # The machine's pip configuration may cap torch (a constraints file): an
     # A/B virtualenv needs the release it is asked for, so this pip alone
     # reads an empty constraints file. The project's .venv keeps the cap.
-    env["PIP_CONSTRAINT"] = os.devnull
-    return cmd, env
+    pip_env["PIP_CONSTRAINT"] = os.devnull
+    return cmd, pip_env
 
 
 def add_torchvision(version, venv, pip_index):
@@ -152,12 +148,12 @@ def add_torchvision(version, venv, pip_index):
     if subprocess.run([py, "-c", "import importlib.util, sys; "
                        "sys.exit(importlib.util.find_spec('torchvision') is None)"]).returncode == 0:
         return
-    cmd, env = pip_command(venv, pip_index, f"torch=={version}", "torchvision")
+    cmd, pip_env = pip_command(venv, pip_index, f"torch=={version}", "torchvision")
     log(f"torch {version}: {' '.join(cmd[1:])}")
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=pip_env)
     if proc.returncode != 0:
         log(f"torch {version}: no torchvision for it "
-            f"({(proc.stderr.strip().splitlines() or ['?'])[-1]}): the detection models will "
+            f"({errors.last_line(proc.stderr, '?')}): the detection models will "
             "fail on this side")
 
 
@@ -175,9 +171,9 @@ def install_release(version, venv, pip_index, torchvision=True):
     log(f"torch {version}: creating {venv}")
     subprocess.run([sys.executable if sys.executable else "python3", "-m", "venv", venv],
                    check=True, capture_output=True)
-    cmd, env = pip_command(venv, pip_index, f"torch=={version}")
+    cmd, pip_env = pip_command(venv, pip_index, f"torch=={version}")
     log(f"torch {version}: {' '.join(cmd[1:])}")
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=pip_env)
     if proc.returncode != 0:
         shutil.rmtree(venv, ignore_errors=True)
         lines = [l for l in proc.stderr.splitlines() if l.startswith("ERROR")] or \
@@ -328,9 +324,7 @@ def default_selection(program):
         return []
     names = [l.strip() for l in open(os.path.join(TOOLS, "cpu_default_set.txt"))
              if l.strip() and not l.startswith("#")]
-    pattern = "|".join(re.sub(r"([.+])", r"\\\1", n) for n in names)
-    return ["--torchbench_device=cpu", "--torchbench_batch_sizes=1",
-            f"--benchmark_filter=^({pattern})$"]
+    return ["--torchbench_device=cpu", "--torchbench_batch_sizes=1", program.filter_flag(names)]
 
 
 def list_benchmarks(side, flags):
@@ -338,13 +332,13 @@ def list_benchmarks(side, flags):
                           capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise InputError(f"{side.label} ({side.program}) cannot list the selection: "
-                         f"{(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+                         f"{errors.last_line(proc.stderr, '?')}")
     return [l.strip() for l in proc.stdout.splitlines() if l.count("/") == 2]
 
 
 def pinned(threads):
-    cores = sorted(os.sched_getaffinity(0))[:threads]
-    return lambda: os.sched_setaffinity(0, cores)
+    """Each side's processes on the same first cores, as many as threads."""
+    return env.pinned(env.first_cores(threads))
 
 
 def run_side(side, flags, extra, threads, out, timeout):
@@ -355,14 +349,14 @@ def run_side(side, flags, extra, threads, out, timeout):
     log(f"{side.label} t{threads}: {' '.join(shlex.quote(c) for c in cmd[1:])[:160]}")
     try:
         proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              text=True, env=thread_env(threads), preexec_fn=pinned(threads),
+                              text=True, env=env.thread_env(threads), preexec_fn=pinned(threads),
                               timeout=timeout)
         err = proc.stderr
     except subprocess.TimeoutExpired:
         err = f"timed out after {timeout} s"
     if not os.path.exists(out):
         raise InputError(f"{side.label} ({side.program}) wrote no results: "
-                         f"{(err.strip().splitlines() or ['?'])[-1]}")
+                         f"{errors.last_line(err, '?')}")
     return out
 
 
@@ -397,10 +391,9 @@ def run_gate(files, outdir, gate_args):
 # --- attribution -----------------------------------------------------------------
 
 def profile_side(side, names, flags, extra, threads, steps, trace_dir, timeout):
-    pattern = "^(" + "|".join(re.escape(n) for n in names) + ")$"
     keep = [f for f in flags if not f.startswith("--benchmark_filter")]
     out = os.path.join(trace_dir, "run.json")
-    cmd = [side.program, *keep, *extra, f"--benchmark_filter={pattern}",
+    cmd = [side.program, *keep, *extra, program.filter_flag(names),
            f"--torchbench_trace_dir={trace_dir}", f"--torchbench_profile_steps={steps}",
            "--torchbench_profile_shapes", "--benchmark_repetitions=1",
            f"--benchmark_out={out}", "--benchmark_out_format=json",
@@ -408,13 +401,12 @@ def profile_side(side, names, flags, extra, threads, steps, trace_dir, timeout):
     log(f"{side.label} t{threads}: profiling {len(names)} benchmark(s)")
     try:
         subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       env=thread_env(threads), preexec_fn=pinned(threads), timeout=timeout)
+                       env=env.thread_env(threads), preexec_fn=pinned(threads), timeout=timeout)
     except subprocess.TimeoutExpired:
         log(f"{side.label}: profiling timed out after {timeout} s")
 
 
-def safe_file_name(name):
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+safe_file_name = results.safe_name
 
 
 def read_profile(trace_dirs, name):
@@ -452,8 +444,7 @@ def alone_times(trace_dirs, name):
         for r in rows:
             if r.get("run_name", r.get("name")) == name and r.get("run_type") == "iteration" \
                     and not r.get("error_occurred") and isinstance(r.get("real_time"), (int, float)):
-                out.append(r["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[
-                    r.get("time_unit", "ns")])
+                out.append(results.real_time(r, "s"))
     return out
 
 
@@ -539,12 +530,12 @@ def microbench(side, sig, op, threads, iters, timeout=300):
     spec = json.dumps({"op": op, "sig": sig, "threads": threads, "iters": iters})
     try:
         proc = subprocess.run([side.python, os.path.join(TOOLS, "abtest_microbench.py"), spec],
-                              capture_output=True, text=True, env=thread_env(threads),
+                              capture_output=True, text=True, env=env.thread_env(threads),
                               preexec_fn=pinned(threads), timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout} s"}
     if proc.returncode != 0:
-        return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1][:300]}
+        return {"error": errors.last_line(proc.stderr, "?")[:300]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -686,7 +677,7 @@ def ms(seconds):
 
 
 def machine():
-    cpu, vector = cpu_info.machine()
+    cpu, vector = env.machine()
     return {"cpu": cpu, "vector": vector, "cores": len(os.sched_getaffinity(0))}
 
 
@@ -833,9 +824,8 @@ def main(argv=None):
                     f"{' ...' if len(only_b) > 3 else ''}); --common-only runs the "
                     f"{len(common)} both list")
             log(f"--common-only: {len(common)} benchmarks both builds list")
-            pattern = "^(" + "|".join(re.escape(n) for n in common) + ")$"
             flags = [f for f in flags if not f.startswith("--benchmark_filter")] + \
-                [f"--benchmark_filter={pattern}"]
+                [program.filter_flag(common)]
             lists[0] = common
         if args.build_only:
             for side, names in zip(sides, lists):
@@ -896,7 +886,7 @@ def main(argv=None):
                                "--title", "LibTorch A/B", "-o", html],
                               capture_output=True, text=True)
         if proc.returncode != 0:
-            log("no report.html: " + (proc.stderr.strip().splitlines() or ["?"])[-1])
+            log("no report.html: " + errors.last_line(proc.stderr, "?"))
     flagged = sum(1 for t in doc["threads"] for a in t["attribution"]
                   if a["why"].startswith("flagged"))
     print(f"abtest: {'FAIL' if code else 'pass'}: {flagged} benchmark(s) flagged; "

@@ -73,15 +73,14 @@ import sys
 import tempfile
 
 import json_file
+from tbench import errors, program, results
 
 OK, BAD_INPUT, INTERRUPTED = 0, 2, 130
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_PROGRAM = os.path.join(ROOT, "build", "benchmarks", "torchbench")
+DEFAULT_PROGRAM = program.DEFAULT
 MODES = {"train": ["Train"], "eval": ["Eval"], "both": ["Train", "Eval"]}
 # A batch no model is fixed at: listed beside the start batch, it tells a
 # model with a smallest batch (both listed) from a fixed-batch one (one).
 LIST_PROBE_BATCH = 2**20 + 1
-TIME_UNITS_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 OOM_RE = re.compile(r"^(?:[\w ]+ failed: )?out of memory")
 NAME_RE = re.compile(r"^([^/]+)/(Train|Eval)/batch_size:(\d+)$")
 # Flags the tool sets itself, each with the option that sets it.
@@ -198,9 +197,7 @@ def child_env():
     return {k: v for k, v in os.environ.items() if not k.startswith(SHARD_ENV)}
 
 
-def last_line(text):
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else ""
+last_line = errors.last_line
 
 
 def list_batch(start):
@@ -271,7 +268,7 @@ def read_result(path, batch):
     reps = [r for r in rows if r.get("run_type") == "iteration"]
     if not reps:
         return None, context
-    steps = [r["real_time"] * TIME_UNITS_MS.get(r.get("time_unit", "ns"), 1e-6) for r in reps]
+    steps = [results.real_time(r) for r in reps]
     q1, median, q3 = quartiles(steps)
     rates = [r["items_per_second"] for r in reps if "items_per_second" in r]
     mems = [r["peak_mem"] for r in reps if "peak_mem" in r]
@@ -292,7 +289,7 @@ class Prober:
 
     def command(self, model, mode, batch, out):
         a = self.args
-        return [a.torchbench, f"--benchmark_filter=^{model}/{mode}/batch_size:{batch}$",
+        return [a.torchbench, program.filter_flag([f"{model}/{mode}/batch_size:{batch}"]),
                 f"--torchbench_batch_sizes={batch}", f"--torchbench_device={a.device}",
                 f"--benchmark_repetitions={a.repetitions}", f"--benchmark_min_time={a.min_time}",
                 f"--benchmark_out={out}", "--benchmark_out_format=json",
@@ -403,13 +400,6 @@ def document(args, context, searches, interrupted):
 # ---------------------------------------------------------------------------
 # Command line.
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        print(f"batch-search: {message}", file=sys.stderr)
-        sys.exit(BAD_INPUT)
-
-
 def positive(kind):
     def parse(text):
         try:
@@ -423,8 +413,9 @@ def positive(kind):
 
 
 def parse_args(argv):
-    p = Parser(prog="batch-search", description="Batch-size search: knee, peak and largest "
-               "batch per model and mode (see the module docstring of tools/batch_search.py).")
+    p = errors.ArgumentParser(prog="batch-search", tool="batch-search", with_usage=True,
+                              description="Batch-size search: knee, peak and largest batch per "
+                              "model and mode (see the module docstring of tools/batch_search.py).")
     p.add_argument("models", nargs="+", metavar="MODEL", help="model name or regex (whole name)")
     p.add_argument("--mode", choices=sorted(MODES), default="both")
     p.add_argument("--device", default="auto", help="cpu, cuda[:i], or auto (cuda when usable)")

@@ -50,6 +50,7 @@ import re
 import sys
 
 from json_file import write_atomically
+from tbench.errors import InputError
 
 TOOL = "torchbench-coverage"
 FORMAT = 1
@@ -57,10 +58,6 @@ PHASES = ("forward", "backward", "optimizer")
 MLPERF_DEFAULT = ("resnet50", "hf_Bert_large", "dlrm", "vision_maskrcnn")
 MODE_ORDER = {"Train": 0, "Eval": 1}
 FAMILY_SUFFIXES = ("_backward", "_forward", "_out")
-
-
-class InputError(Exception):
-    pass
 
 
 # --- reading ---------------------------------------------------------------

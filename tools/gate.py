@@ -48,10 +48,11 @@ import zlib
 import numpy as np
 from scipy import stats
 
+from tbench import results
+from tbench.errors import InputError
 from gate_report import (console, describe_side, html_page, json_doc,
                          markdown)
 
-TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 # Google Benchmark's own numeric fields; every other number in a row is a
 # user counter.
 GB_FIELDS = {"family_index", "per_family_instance_index", "repetitions",
@@ -84,10 +85,6 @@ MEDIAN_EFFICIENCY = math.sqrt(math.pi / 2)  # sd(median) / sd(mean), normal
 BOOTSTRAP = 2000
 # A memory counter is gated only when its repetitions agree within this.
 MEMORY_STABLE = 0.01
-
-
-class InputError(Exception):
-    """Bad input: one message, exit status 2."""
 
 
 # ---------------------------------------------------------------- reading
@@ -135,13 +132,13 @@ class Run:
                 continue
             unit = row.get("time_unit", "ns")
             value = row.get("real_time")
-            if unit not in TIME_UNITS or not isinstance(value, (int, float)):
+            if results.scale(unit, "s") is None or not isinstance(value, (int, float)):
                 raise InputError(f"{path}: not Google Benchmark JSON ({row['name']}: "
                                  f"real_time {value!r} in unit {unit!r})")
             if not math.isfinite(value) or value <= 0:
                 self.errors.setdefault(name, f"real_time {value!r}")
                 continue
-            self.times.setdefault(name, []).append(value * TIME_UNITS[unit])
+            self.times.setdefault(name, []).append(value * results.scale(unit, "s"))
             counters = self.counters.setdefault(name, {})
             for key, v in row.items():
                 if (key not in GB_FIELDS and isinstance(v, (int, float))

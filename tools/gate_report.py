@@ -4,12 +4,12 @@ every benchmark's repetitions, and JSON."""
 
 import html
 import math
-import re
 import shlex
 
 import numpy as np
 
 from html_page import page
+from tbench import program, results
 
 VERDICTS = ["REGRESSION", "IMPROVEMENT", "UNCHANGED", "NOISY", "INSUFFICIENT",
             "MISSING"]
@@ -102,8 +102,9 @@ def describe_side(runs):
 
 
 def geomean(result):
-    ratios = [r["cand"] / r["base"] for r in result["rows"] if "effect" in r]
-    return math.exp(sum(map(math.log, ratios)) / len(ratios)) - 1 if ratios else None
+    """The geometric mean of the candidate/base ratios, less 1 (a change)."""
+    g = results.geomean([r["cand"] / r["base"] for r in result["rows"] if "effect" in r])
+    return g - 1 if g is not None else None
 
 
 def rerun_command(runs, rows):
@@ -116,8 +117,7 @@ def rerun_command(runs, rows):
         args.append(f"--torchbench_device={ctx.value('torchbench_device')}")
     if ctx.value("precision"):
         args.append(f"--torchbench_precision={ctx.value('precision')}")
-    names = "|".join(re.escape(n) for n in flagged)
-    args += [f"--benchmark_filter=^({names})$", "--benchmark_repetitions=9",
+    args += [program.filter_flag(flagged), "--benchmark_repetitions=9",
              "--benchmark_enable_random_interleaving=true", "--benchmark_out=rerun.json"]
     return shlex.join(args)
 

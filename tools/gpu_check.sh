@@ -7,7 +7,7 @@
 # `default`, pytorch_unet Train at amp_fp16, moco Train (an NCCL world of one)
 # and vision_maskrcnn Eval, each model's default batch, one step per
 # repetition; the same resnet50 and hf_Bert in PyTorch eager on the same GPU
-# (tools/compare_eager.py --device cuda --kernels), then both again in rounds
+# (tools/versus_python.py eager --device cuda --kernels), then both again in rounds
 # (tools/versus_python.py --device cuda); and writes one summary
 # (tools/gpu_check_summary.py): C++ and Python median step, peak memory,
 # kernels per step, GPU busy/idle, syncs per step, labels, verdicts.
@@ -217,8 +217,8 @@ run_step() {
 }
 
 # ---- Preflight ----
-needed=(CMakeLists.txt benchmarks/main.cpp tools/compare_eager.py tools/gpu_check_summary.py
-        tools/versus_python.py)
+needed=(CMakeLists.txt benchmarks/main.cpp tools/gpu_check_summary.py tools/versus_python.py
+        tools/tbench/__init__.py)
 for f in "${needed[@]}"; do
   [ -e "$root/$f" ] || { echo "gpu_check.sh: $root/$f is missing" >&2; exit 1; }
 done
@@ -291,7 +291,7 @@ PY
       echo "debs=$(grep -v '^#' "$deps/MANIFEST" | paste -sd',' | sed 's/,/, /g')"
     fi
     echo "program_flags=--torchbench_device=cuda --torchbench_profile --benchmark_repetitions=$repetitions --benchmark_min_time=1e-9 (one step per repetition), default warm-up (3)"
-    echo "python_flags=compare_eager.py --device cuda --kernels --warmup 3 --steps $repetitions"
+    echo "python_flags=versus_python.py eager --device cuda --kernels --warmup 3 --steps $repetitions"
     [ -z "$tv_library" ] || echo "torchvision_library=$tv_library"
   } >> "$raw/context.txt"
   grep -v '^torch_cmake_prefix=\|^site_packages=\|^python_bin=' "$raw/context.txt" | sed 's/^/  /'
@@ -338,7 +338,7 @@ cpp_command() {  # NAME PRECISION MODEL/MODE...: sets cmd
 py_command() {  # NAME MODEL...: sets cmd
   local name=$1
   shift
-  cmd=(env PYTHONUNBUFFERED=1 "$python" "$root/tools/compare_eager.py" --device cuda
+  cmd=(env PYTHONUNBUFFERED=1 "$python" "$root/tools/versus_python.py" eager --device cuda
        "--precision=$name" --models "$@" --warmup 3 --steps "$repetitions" --kernels
        --binary "$tb" --json "$raw/py_$name.json")
   if [ "$dry" = 1 ] || [ -s "$raw/cpp_$name.json" ]; then
@@ -370,7 +370,7 @@ if [ "$dry" = 1 ]; then
     echo "  deps: none in $deps yet (tools/gpu_check.sh --prepare makes them; without them the machine's own packages are used)"
   fi
   echo "  files needed: ${needed[*]}: present"
-  echo "planned instances (C++ --torchbench_profile; Python eager where compare_eager.py has the model):"
+  echo "planned instances (C++ --torchbench_profile; Python eager where versus_python.py eager has the model):"
   for entry in "${CPP_RUNS[@]}"; do
     read -r name precision _ instances <<< "$entry"
     for i in $instances; do

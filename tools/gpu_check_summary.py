@@ -7,7 +7,7 @@
     gpu_check_summary.py --columns      # what each column means
 
 Reads the torchbench program's Google Benchmark JSON (run with
---torchbench_profile and --benchmark_repetitions) and tools/compare_eager.py
+--torchbench_profile and --benchmark_repetitions) and tools/versus_python.py eager
 --device cuda --json files; pairs them by instance and requested precision;
 writes one text summary: per instance the C++ median step, the Python one,
 their ratio, peak memory against torch.cuda.max_memory_allocated, kernels per
@@ -21,6 +21,8 @@ import re
 import statistics
 import sys
 
+from tbench import results
+
 TOLERANCE = 0.05  # memory and kernels: within 5 %
 
 COLUMNS = [
@@ -28,20 +30,19 @@ COLUMNS = [
     ("req", "the precision asked for (--torchbench_precision)"),
     ("prec", "the precision that ran (the label's precision:, resolved from default)"),
     ("C++ ms", "median step of the program (Google Benchmark's _median over the repetitions, one step each; device events)"),
-    ("Py ms", "median step of compare_eager.py --device cuda (CUDA events, same warm-up and steps)"),
+    ("Py ms", "median step of versus_python.py eager --device cuda (CUDA events, same warm-up and steps)"),
     ("C++/Py", "C++ ms / Py ms (expected <= 1)"),
     ("C++ MiB", "peak_mem: the caching allocator's allocated-bytes peak over the timed steps"),
     ("Py MiB", "torch.cuda.max_memory_allocated() over the timed steps (peak reset after warm-up)"),
     ("mem%", "C++ MiB / Py MiB - 1 (expected within 5 %)"),
     ("C++ kern", "kernels_per_step of --torchbench_profile"),
-    ("Py kern", "CUDA kernel events per step under torch.profiler (compare_eager.py --kernels)"),
+    ("Py kern", "CUDA kernel events per step under torch.profiler (versus_python.py eager --kernels)"),
     ("kern%", "C++ kern / Py kern - 1 (expected within 5 %)"),
     ("busy%", "gpu_busy_pct: device events' union over the step's GPU window"),
     ("idle%", "gpu_idle_pct: the rest of the window"),
     ("syncs", "syncs_per_step: blocking CUDA runtime calls inside the step"),
     ("label", "the result's label (precision, optimizer path, grad scaler, cuDNN flags) or its error"),
 ]
-SCALE_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 NAME = re.compile(r"([^/]+)/(Train|Eval)/batch_size:(\d+)")
 
 
@@ -82,13 +83,13 @@ def cpp_instances(doc):
         keys = ("peak_mem", "kernels_per_step", "gpu_busy_pct", "gpu_idle_pct",
                 "syncs_per_step")
         if source is not None:
-            figures["ms"] = source["real_time"] * SCALE_MS[source["time_unit"]]
+            figures["ms"] = results.real_time(source)
             for key in keys:
                 if key in source:
                     figures[key] = source[key]
         elif runs:
             figures["ms"] = statistics.median(
-                r["real_time"] * SCALE_MS[r["time_unit"]] for r in runs)
+                results.real_time(r) for r in runs)
         for key in keys:
             values = [r[key] for r in runs if key in r]
             if key not in figures and values:
@@ -132,7 +133,7 @@ def main():
     parser.add_argument("--context", help="key=value lines: the run's context")
     parser.add_argument("--notes", help="lines: what each step did (failures, timeouts)")
     parser.add_argument("--cpp", nargs="*", default=[], help="torchbench JSON files")
-    parser.add_argument("--py", nargs="*", default=[], help="compare_eager.py --json files")
+    parser.add_argument("--py", nargs="*", default=[], help="versus_python.py eager --json files")
     parser.add_argument("--plan", nargs="*", default=[],
                         help="PRECISION:MODEL/MODE, each planned instance")
     parser.add_argument("-o", "--output", help="write the summary here too")

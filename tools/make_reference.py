@@ -53,6 +53,8 @@ import re
 import sys
 import tempfile
 
+from tbench import errors, results
+
 
 # Written into the io file; the C++ test (kReferenceFormatVersion) remakes
 # a reference whose version differs, so a cached reference never outlives a
@@ -60,14 +62,9 @@ import tempfile
 FORMAT_VERSION = 3
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    def error(self, message):
-        raise SystemExit(f"make_reference: error: {message}")
-
-
 def _file_stem(reference):
     """Turns "<package>:<name>" into the file stem the C++ test expects."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", reference)
+    return results.safe_name(reference)
 
 
 def _build(package, name):
@@ -183,7 +180,8 @@ def _save_atomically(save_file, tensors, path):
 
 
 def main(argv):
-    parser = _OneLineParser(description=__doc__.splitlines()[0])
+    parser = errors.ArgumentParser(description=__doc__.splitlines()[0],
+                                   tool="make_reference: error", status=1)
     parser.add_argument("--reference", required=True,
                         help='"<package>:<name>", e.g. torchvision:resnet50')
     parser.add_argument("--input-shape", required=True,
@@ -245,5 +243,4 @@ if __name__ == "__main__":
     except SystemExit:
         raise
     except Exception as e:  # noqa: BLE001 - one line for any failure.
-        message = str(e).splitlines()[0] if str(e) else type(e).__name__
-        sys.exit(f"make_reference: error: {type(e).__name__}: {message}")
+        errors.exit_one_line("make_reference", e)

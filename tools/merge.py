@@ -48,6 +48,7 @@ import re
 import sys
 
 import json_file
+from tbench import errors
 
 OK, MISSING, BAD_INPUT, MISMATCH = 0, 1, 2, 3
 
@@ -285,15 +286,9 @@ def merge(paths, allow_missing=False, strict=False):
     return OK, {"context": context, "benchmarks": rows}
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        print(f"merge: {message}", file=sys.stderr)
-        sys.exit(BAD_INPUT)
-
-
 def main(argv=None):
-    parser = Parser(prog="merge", description="Merge the JSON files of a sharded torchbench run.")
+    parser = errors.ArgumentParser(prog="merge", tool="merge", with_usage=True,
+                                   description="Merge the JSON files of a sharded torchbench run.")
     parser.add_argument("shards", nargs="+", metavar="SHARD.json")
     parser.add_argument("-o", "--output", required=True, metavar="ALL.json")
     parser.add_argument("--allow-missing", action="store_true",

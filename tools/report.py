@@ -37,26 +37,22 @@ tools/tb coverage refuses).
 import argparse
 import json
 import os
-import re
 import sys
 
 import coverage
 from report_rules import number
+from tbench import results
+from tbench.errors import InputError
 
 VERSUS_TOOL = "torchbench-versus-python"  # tools/versus_python.py's files
 ABTEST_TOOL = "torchbench-abtest"  # tools/abtest.py's abtest.json
 
-TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 # Google Benchmark's own numeric fields; every other number is a counter.
 GB_FIELDS = {"family_index", "per_family_instance_index", "repetitions", "repetition_index",
              "threads", "iterations", "real_time", "cpu_time"}
 GPU_KEYS = ("gpu_busy_pct", "gpu_idle_pct", "kernels_per_step", "syncs_per_step")
 DETECTION_PREFIXES = ("detectron2_", "vision_maskrcnn", "yolov3", "timm_efficientdet")
 MODE_ORDER = {"Train": 0, "Eval": 1}
-
-class InputError(Exception):
-    pass
-
 
 def read_json(path):
     try:
@@ -114,7 +110,7 @@ class Instance:
     @staticmethod
     def _ms(row):
         t = number(row.get("real_time"))
-        scale = TO_MS.get(row.get("time_unit", "ns"))
+        scale = results.scale(row.get("time_unit", "ns"))
         return None if t is None or scale is None else t * scale
 
     @staticmethod
@@ -262,8 +258,7 @@ def load_models_json(path):
             if isinstance(m, dict) and "name" in m}
 
 
-def safe_name(name):
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+safe_name = results.safe_name
 
 
 def load_profile(directory, name, warnings):
@@ -422,11 +417,12 @@ def main(argv=None):
         listed = load_models_json(args.models_json) if args.models_json else {}
         if args.profiles and not os.path.isdir(args.profiles):
             raise InputError(f"--profiles {args.profiles}: not a directory")
-        cov = coverage.load_doc(args.coverage) if args.coverage else None
     except InputError as e:
         print(f"report: {e}", file=sys.stderr)
         return 2
-    except coverage.InputError as e:
+    try:
+        cov = coverage.load_doc(args.coverage) if args.coverage else None
+    except InputError as e:
         print(f"report: --coverage: {e}", file=sys.stderr)
         return 2
     try:

@@ -13,13 +13,14 @@ fresh processes, interleaved A B B A ... so that a drift of the machine falls
 on both: the torchbench program (one process per instance) and a Python
 worker (this file, --worker) that builds the reference step:
   - pip-referenced models (torchvision, timm, transformers): the step
-    TorchBench's model factories build (compare_eager.build_step);
+    TorchBench's model factories build (build_pip_step);
   - the others: TorchBench's own Model class from a pytorch/benchmark checkout
     at 43ca0857 (--reference-root, or TORCHBENCH_REFERENCE_ROOT), loaded by
     tools/golden/reference.py, calling its own train() / eval() as
     BenchmarkModel.invoke does (eval under no_grad unless the model says
     otherwise); TorchBench's code runs unchanged, its environment stood in for
-    by tools/golden/reference_env.py.
+    by each model's adapter (tools/golden/adapters/, found by
+    tools/golden/reference_env.py).
 Same intra-op threads (OMP_NUM_THREADS, MKL_NUM_THREADS, torch.set_num_threads),
 warm-up (TorchBench's 3), timed steps and statistic (the median step) on both.
 Same host malloc on both (--host-malloc): "retain" (the default) keeps freed
@@ -55,8 +56,14 @@ faster on many cores, at the price of sharing the memory system. --costs
 RUN.json orders the instances by a previous run's step times, the cheapest
 first, so that a run stopped early holds the most rows.
 
---markdown writes the table (the command and the date in its head), and -o
-the JSON that tools/tb report reads for its "C++ against Python" section.
+--markdown writes the table (the command and the date in its head; a path
+outside the checkout is named by its placeholder, CHECKOUT, PROGRAM, ...),
+and -o the JSON that tools/tb report reads for its "C++ against Python"
+section.
+
+`versus-python eager ...` is the older comparison of the pip-referenced
+models, each side in one process, which the GPU check runs for its memory
+and kernel columns (`versus-python eager --help`).
 
 Exit status: 0 every instance has both sides; 1 the program failed on some
 instance (each one line); 2 bad input (an unknown model, no reference root, a
@@ -66,12 +73,14 @@ one line), after writing what was measured.
 
 import argparse
 import concurrent.futures
+import contextlib
 import datetime
 import json
 import math
 import os
 import pathlib
 import queue
+import re
 import shlex
 import signal
 import statistics
@@ -81,38 +90,35 @@ import tempfile
 import threading
 import time
 
+from tbench import env, errors, program, results
+from tbench.errors import InputError
+
 TOOLS = pathlib.Path(__file__).resolve().parent
 ROOT = TOOLS.parent
-sys.path.insert(0, str(TOOLS))
-sys.path.insert(1, str(TOOLS / "golden"))
-
-import compare_eager  # noqa: E402 (tools/ on the path first)
-from cpu_info import machine, thread_env  # noqa: E402
+# The Python worker imports TorchBench's loader (tools/golden/reference_env.py)
+# as tools/golden's own scripts do, with that folder on its path.
+GOLDEN = TOOLS / "golden"
 
 TOOL = "torchbench-versus-python"
 RESULT_PREFIX = "VERSUS_PYTHON_RESULT "
 MODES = {"train": ["Train"], "eval": ["Eval"], "both": ["Train", "Eval"]}
-SCALE_MS = compare_eager.SCALE_MS
 ENGINE_NODE = "autograd::engine::evaluate_function"
 FUNCTION_SCOPE = 0  # at::RecordScope::FUNCTION
-
-
-class InputError(Exception):
-    pass
 
 
 # Models whose step's work depends on their weights' values (how many boxes
 # pass the score threshold and NMS, how many masks are pasted) and whose
 # trained checkpoint TorchBench loads is not available, so that each side
 # would otherwise run stand-in weights of its own: the Python reference's
-# stand-in (reference_env_detection._trained_weights) is exported once per
+# stand-in (detectron2_stand_ins._trained_weights) is exported once per
 # instance and the program loads it (--torchbench_weights), so that both steps
 # detect the same boxes. Eval only: eval's stand-in diverges to inf in
 # training on either side (the program's vision_maskrcnn Train within its
 # warm-up at lr 0.02; TorchBench's detectron2 r_101_fpn, DC5 and R-101), so
-# in Train both sides run the port's kind of stand-in (reference_env_detection.
-# _train_stand_in, _calibrated_stand_in) on the same input, each its own
-# draw. A Train step's work still depends on the weights (roi_align's cost
+# in Train both sides run the port's kind of stand-in (detectron2_stand_ins.
+# _train_stand_in, adapters/vision_maskrcnn._calibrated_stand_in) on the
+# same input, each its own draw. A Train step's work still depends on the
+# weights (roi_align's cost
 # on the proposals' sizes, the mask head's on the foreground count), and
 # sharing the Train stand-in was tried: the trajectories part anyway with
 # each side's random sampling (r_101_fpn 1.05 -> 0.98, but maskrcnn_r_50_fpn
@@ -133,12 +139,165 @@ CPU_OUT_OF_REACH = {
 }
 
 
+# --- the pip-referenced models: TorchBench's model factories' step ------------
+
+# TorchBench model name -> (package, builder name)
+REFERENCES = {
+    "alexnet": ("torchvision", "alexnet"),
+    "densenet121": ("torchvision", "densenet121"),
+    "mnasnet1_0": ("torchvision", "mnasnet1_0"),
+    "mobilenet_v2": ("torchvision", "mobilenet_v2"),
+    "mobilenet_v3_large": ("torchvision", "mobilenet_v3_large"),
+    "resnet18": ("torchvision", "resnet18"),
+    "resnet50": ("torchvision", "resnet50"),
+    "resnet152": ("torchvision", "resnet152"),
+    "resnext50_32x4d": ("torchvision", "resnext50_32x4d"),
+    "shufflenet_v2_x1_0": ("torchvision", "shufflenet_v2_x1_0"),
+    "vgg16": ("torchvision", "vgg16"),
+    "timm_efficientnet": ("timm", "efficientnet_b0"),
+    "timm_nfnet": ("timm", "dm_nfnet_f0"),
+    "timm_regnet": ("timm", "regnety_120"),
+    "timm_resnest": ("timm", "resnest14d"),
+    "timm_vision_transformer": ("timm", "vit_small_patch16_224"),
+    "timm_vovnet": ("timm", "vovnet39a"),
+    # (config class or (class, its arguments), auto class, train length,
+    # CPU eval length)
+    "hf_Bert": ("transformers", ("BertConfig", "AutoModelForMaskedLM", 512, 512)),
+    "hf_GPT2": ("transformers", ("GPT2Config", "AutoModelForCausalLM", 512, 1024 // 4)),
+    # allenai/longformer-base-4096's config.json (no hub here).
+    "hf_Longformer": ("transformers", (
+        ("LongformerConfig", dict(vocab_size=50265, max_position_embeddings=4098,
+                                  type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=1,
+                                  attention_window=[512] * 12)),
+        "AutoModelForMaskedLM", 1024, 4096 // 8)),
+}
+# On CUDA the eval length is not divided by cpu_input_slice (where it
+# differs from the CPU's above).
+CUDA_EVAL_LENGTH = {"hf_GPT2": 1024, "hf_Longformer": 4096}
+
+
+def build_pip_step(name, mode, batch_size, device="cpu", precision="fp32"):
+    """The reference model's TorchBench step as a function of no arguments,
+    as TorchBench 43ca0857 builds it: TorchVisionModel (Adam lr 1e-3,
+    CrossEntropy against rand_like soft targets, inputs rand_like(randn)),
+    TimmModel (timm SGD nesterov lr 1e-4 momentum 0.9 weight decay 1e-4
+    without decay on biases/norms, CrossEntropy on fresh random labels each
+    step) and HuggingFaceModel (from_config, randint ids of its train/eval
+    length, the eval length divided by cpu_input_slice; Train:
+    model(input_ids, labels).loss, backward, Adam lr 1e-3 with no zero_grad,
+    as at 43ca0857); eval is the forward under no_grad. fp16/bf16 convert
+    the module and the float inputs (TorchBench's model.half() path),
+    amp_fp16/amp_bf16 autocast the forward."""
+    import torch
+
+    package, builder = REFERENCES[name]
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision)
+    amp_dtype = {"amp_fp16": torch.float16, "amp_bf16": torch.bfloat16}.get(precision)
+    if amp_dtype is not None:
+        device_type = torch.device(device).type
+
+        def autocast():
+            return torch.autocast(device_type=device_type, dtype=amp_dtype)
+    else:
+        autocast = contextlib.nullcontext
+    if package == "torchvision":
+        import torchvision
+
+        model = getattr(torchvision.models, builder)(weights=None).to(device)
+        x = torch.randn(batch_size, 3, 224, 224, device=device)
+        if dtype is not None:  # TorchBench's model.half() path
+            model, x = model.to(dtype), x.to(dtype)
+        if mode == "Train":
+            model.train()
+            with torch.no_grad():
+                out = model(x)
+            real_input = torch.rand_like(x)
+            target = torch.rand_like(out)
+            opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+            loss_fn = torch.nn.CrossEntropyLoss()
+
+            def step():
+                opt.zero_grad()
+                with autocast():
+                    pred = model(real_input)
+                loss_fn(pred, target).backward()
+                opt.step()
+        else:
+            model.eval()
+
+            def step():
+                with torch.no_grad(), autocast():
+                    model(x)
+    elif package == "transformers":
+        import transformers
+
+        config_name, auto_name, train_length, eval_length = builder
+        if torch.device(device).type != "cpu":
+            eval_length = CUDA_EVAL_LENGTH.get(name, eval_length)
+        config_name, config_args = (
+            config_name if isinstance(config_name, tuple) else (config_name, {}))
+        config = getattr(transformers, config_name)(**config_args)
+        model = getattr(transformers, auto_name).from_config(config).to(device)
+        if dtype is not None:
+            model = model.to(dtype)
+        length = train_length if mode == "Train" else eval_length
+        ids = torch.randint(0, config.vocab_size, (batch_size, length), device=device)
+        if mode == "Train":
+            labels = torch.randint(0, config.vocab_size, (batch_size, length),
+                                   device=device)
+            model.train()
+            opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+            def step():
+                with autocast():
+                    loss = model(input_ids=ids, labels=labels).loss
+                loss.backward()
+                opt.step()
+        else:
+            model.eval()
+
+            def step():
+                with torch.no_grad(), autocast():
+                    model(input_ids=ids).logits
+    else:
+        import timm
+        from timm.optim import create_optimizer_v2
+
+        model = timm.create_model(builder, pretrained=False).to(device)
+        x = torch.randn((batch_size,) + tuple(model.default_cfg["input_size"]),
+                        device=device)
+        if dtype is not None:
+            model, x = model.to(dtype), x.to(dtype)
+        if mode == "Train":
+            model.train()
+            opt = create_optimizer_v2(model, opt="sgd", lr=1e-4,
+                                      weight_decay=1e-4, momentum=0.9)
+            loss_fn = torch.nn.CrossEntropyLoss()
+
+            def step():
+                opt.zero_grad()
+                with autocast():
+                    out = model(x)
+                target = torch.empty(out.shape[0], dtype=torch.long,
+                                     device=device).random_(model.num_classes)
+                loss_fn(out, target).backward()
+                opt.step()
+        else:
+            model.eval()
+
+            def step():
+                with torch.no_grad(), autocast():
+                    model(x)
+    return step
+
+
 # --- the Python side (a worker process per round) ----------------------------
 
 def reference_kind(model):
-    """'pip:<package>' for the models compare_eager builds, else 'torchbench'."""
-    if model in compare_eager.REFERENCES:
-        return "pip:" + compare_eager.REFERENCES[model][0]
+    """'pip:<package>' for the pip-referenced models (build_pip_step), else
+    'torchbench'."""
+    if model in REFERENCES:
+        return "pip:" + REFERENCES[model][0]
     return "torchbench"
 
 
@@ -146,11 +305,12 @@ def build_python_step(model, mode, batch_size, device, reference_root, export_we
     """The reference's step; with export_weights, TorchBench's module's
     state_dict is written there (safetensors) as built, for the program's
     --torchbench_weights."""
-    if model in compare_eager.REFERENCES:
-        return compare_eager.build_step(model, mode, batch_size, device=device)
-    import reference
+    if model in REFERENCES:
+        return build_pip_step(model, mode, batch_size, device=device)
+    import reference_env  # tools/golden/reference_env.py: GOLDEN is on the worker's path
 
-    tb_model, step = reference.build_step(reference_root, model, mode.lower(), batch_size, device)
+    tb_model, step = reference_env.build_step(reference_root, model, mode.lower(), batch_size,
+                                              device)
     if export_weights:
         from safetensors.torch import save_file
 
@@ -290,7 +450,7 @@ def worker(spec):
                 out["gpu_busy_pct"] = gpu_busy_pct(step)
         out["torch_version"] = torch.__version__
     except (Exception, SystemExit) as e:  # the reference failed: that instance's reason
-        out["error"] = f"{type(e).__name__}: {e}".splitlines()[0][:300]
+        out["error"] = errors.one_line(e, 300)
     print(RESULT_PREFIX + json.dumps(out), flush=True)
     return 0
 
@@ -311,7 +471,7 @@ def list_specs(binary):
 def instance_names(binary, models, modes, batch_size, device):
     """The program's own instance names for the selection (models with a
     fixed batch size keep theirs)."""
-    pattern = "^(" + "|".join(models) + ")/(" + "|".join(modes) + ")/"
+    pattern = "^(" + "|".join(map(program.escape, models)) + ")/(" + "|".join(modes) + ")/"
     args = [binary, f"--torchbench_device={device}", f"--benchmark_filter={pattern}",
             "--benchmark_list_tests"]
     if batch_size != "default":
@@ -319,15 +479,8 @@ def instance_names(binary, models, modes, batch_size, device):
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise InputError(f"{binary} cannot list the selected instances: "
-                         f"{(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+                         f"{errors.last_line(proc.stderr, '?')}")
     return [line.strip() for line in proc.stdout.splitlines() if line.count("/") == 2]
-
-
-def pinned(cores):
-    """A preexec_fn that pins the child to `cores` (None: no pinning)."""
-    if not cores:
-        return None
-    return lambda: os.sched_setaffinity(0, cores)
 
 
 # glibc's tunables for what --torchbench_host_malloc=retain sets by mallopt.
@@ -337,12 +490,12 @@ RETAIN_ENV = {"MALLOC_MMAP_THRESHOLD_": "2147483647", "MALLOC_TRIM_THRESHOLD_": 
 def side_env(threads, host_malloc):
     """A side's environment: its threads and, under retain, glibc's tunables
     at the values the program's mallopt sets (so they differ on neither side)."""
-    env = thread_env(threads)
+    environment = env.thread_env(threads)
     for key in RETAIN_ENV:
-        env.pop(key, None)
+        environment.pop(key, None)
     if host_malloc == "retain":
-        env.update(RETAIN_ENV)
-    return env
+        environment.update(RETAIN_ENV)
+    return environment
 
 
 def why_ended(proc):
@@ -359,7 +512,7 @@ def why_ended(proc):
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
         return (f"killed by SIGKILL: most likely the kernel's out-of-memory killer (this "
                 f"machine has {ram:.0f} GiB; dmesg says)")
-    return (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+    return errors.last_line(proc.stderr, f"exit status {proc.returncode}")
 
 
 def run_cpp(binary, name, device, threads, warmup, steps, seed, count_ops, timeout,
@@ -371,11 +524,9 @@ def run_cpp(binary, name, device, threads, warmup, steps, seed, count_ops, timeo
         out = os.path.join(tmp, "cpp.json")
         args = [binary, f"--torchbench_device={device}",
                 f"--torchbench_batch_sizes={batch.split(':')[1]}",
-                f"--benchmark_filter=^{name.replace('.', '[.]').replace('+', '[+]')}$",
+                program.filter_flag([name]),
                 f"--torchbench_warmup_steps={warmup}", f"--torchbench_seed={seed}",
-                f"--benchmark_repetitions={steps}", "--benchmark_min_time=1e-9",
-                "--benchmark_report_aggregates_only=false",
-                f"--benchmark_out={out}", "--benchmark_out_format=json",
+                *program.one_step_flags(steps, out),
                 f"--torchbench_host_malloc={host_malloc}"]
         if weights:
             args.append(f"--torchbench_weights={weights}")
@@ -387,7 +538,7 @@ def run_cpp(binary, name, device, threads, warmup, steps, seed, count_ops, timeo
         try:
             proc = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                   text=True, env=side_env(threads, host_malloc),
-                                  timeout=timeout, preexec_fn=pinned(cores))
+                                  timeout=timeout, preexec_fn=env.pinned(cores))
         except subprocess.TimeoutExpired:
             return {"error": f"timed out after {timeout} s"}
         doc = None
@@ -406,7 +557,7 @@ def run_cpp(binary, name, device, threads, warmup, steps, seed, count_ops, timeo
             return {"error": str(run.get("error_message", "error"))[:300]}
         if run.get("run_type") != "iteration":
             continue
-        result["step_ms"].append(run["real_time"] * SCALE_MS[run["time_unit"]])
+        result["step_ms"].append(results.real_time(run))
         for counter in ("aten_ops", "gpu_busy_pct"):
             if counter in run:
                 result[counter] = run[counter]
@@ -437,11 +588,13 @@ def read_coverage_ops(path, name):
 
 def run_python(spec, timeout, cores=None, host_malloc="retain"):
     """One round of the Python side in a fresh worker process."""
+    environment = side_env(spec["threads"], host_malloc)
+    environment["PYTHONPATH"] = os.pathsep.join(
+        [str(GOLDEN)] + [p for p in [environment.get("PYTHONPATH")] if p])
     try:
         proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)],
-                              capture_output=True, text=True,
-                              env=side_env(spec["threads"], host_malloc),
-                              timeout=timeout, preexec_fn=pinned(cores))
+                              capture_output=True, text=True, env=environment,
+                              timeout=timeout, preexec_fn=env.pinned(cores))
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout} s"}
     for line in reversed(proc.stdout.splitlines()):
@@ -501,11 +654,6 @@ def op_diff_text(record, limit=6):
     return ", ".join(f"{op} {c} vs {p}" for op, c, p in op_differences(record, limit))
 
 
-def geomean(values):
-    values = [v for v in values if v and v > 0]
-    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
-
-
 def aggregate(records):
     """Per (threads, mode) group: the geometric mean of C++/Python per domain
     and overall, and the verdict counts."""
@@ -520,8 +668,8 @@ def aggregate(records):
             domains.setdefault(r["domain"], []).append(r["ratio"])
         out.append({
             "threads": threads, "mode": mode, "instances": len(rows), "paired": len(paired),
-            "geomean_ratio": geomean([r["ratio"] for r in paired]),
-            "domains": {d: {"instances": len(v), "geomean_ratio": geomean(v)}
+            "geomean_ratio": results.geomean([r["ratio"] for r in paired]),
+            "domains": {d: {"instances": len(v), "geomean_ratio": results.geomean(v)}
                         for d, v in sorted(domains.items())},
             "verdicts": {v: sum(r["verdict"] == v for r in rows)
                          for v in ("faster", "even", "slower", "missing")},
@@ -609,7 +757,7 @@ def read_costs(path):
     try:
         with open(path) as f:
             doc = json.load(f)
-        return {r.get("run_name", r["name"]): r["real_time"] * SCALE_MS[r["time_unit"]]
+        return {r.get("run_name", r["name"]): results.real_time(r)
                 for r in doc["benchmarks"] if not r.get("error_occurred")}
     except (OSError, json.JSONDecodeError, KeyError, TypeError) as e:
         raise InputError(f"--costs {path}: not a torchbench results file ({e})")
@@ -744,13 +892,430 @@ def markdown(doc):
     return "\n".join(out) + "\n"
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit 2
-        self.exit(2, f"versus-python: {message}\n")
+# --- eager: both sides in one process each (the GPU check's memory and kernels)
+
+EAGER_DOC = """The pip-referenced models' C++ step beside their Python eager step, each
+side in one process (the older comparison, kept for the GPU check).
+
+    tools/tb versus-python eager [--models M...] [--batch-size N] [--device cpu|cuda]
+        [--precision P] [--modes Train Eval] [--kernels] [--cpp-json RUN.json]
+        [--python-only] [--json OUT.json]
+
+On the CPU: the program over the models, then each reference step
+(build_pip_step) with the program's thread count, the same warm-up (3 steps)
+and statistic (median of the timed steps, each timed alone), and their ratio.
+
+--device cuda runs both sides on the GPU (batch sizes: each model's default
+unless --batch-size) with TorchBench's CUDA settings: fp32 leaves
+torch.backends' defaults (cuDNN TF32 on, matmul TF32 off), tf32 turns both
+on; cudnn.benchmark is True for torchvision/timm models and False for the
+HF ones; `default` is the family's DEFAULT_{TRAIN,EVAL}_CUDA_PRECISION
+(Train fp32, Eval fp16 = model.half()). Each Python step is timed by CUDA
+events around it, then synchronized; after the warm-up steps the
+peak-memory statistics are reset, and torch.cuda.max_memory_allocated()
+after the timed steps stands beside the C++ `peak_mem`. --kernels counts the
+CUDA kernels of a few more steps under torch.profiler (one discarded step
+first, as the program's profiling pass; the C++ side runs with
+--torchbench_profile for its kernels_per_step). --cpp-json reads the C++
+side from a run already made (tools/gpu_check.sh) instead of running the
+program; --json writes every figure.
+"""
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "amp_fp16", "amp_bf16", "default")
+EAGER_MODES = ("Train", "Eval")
+CPP_COUNTERS = ("peak_mem", "kernels_per_step", "gpu_busy_pct", "gpu_idle_pct",
+                "syncs_per_step")
+
+
+def resolve_precision(precision, mode):
+    """`default` on CUDA: DEFAULT_TRAIN_CUDA_PRECISION (fp32) and
+    DEFAULT_EVAL_CUDA_PRECISION (fp16) of TorchVisionModel, TimmModel and
+    HuggingFaceModel alike."""
+    if precision != "default":
+        return precision
+    return "fp32" if mode == "Train" else "fp16"
+
+
+def python_step_times(name, mode, batch_size, warmup, steps, seed):
+    import torch
+
+    torch.manual_seed(seed)
+    step = build_pip_step(name, mode, batch_size)
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+class CudaFlags:
+    """torch.backends' CUDA math flags, as this process started (PyTorch's
+    defaults), put back before each instance."""
+
+    def __init__(self):
+        import torch
+
+        self.defaults = (torch.backends.cuda.matmul.allow_tf32,
+                         torch.backends.cudnn.allow_tf32,
+                         torch.backends.cudnn.benchmark,
+                         torch.backends.cudnn.deterministic)
+
+    def apply(self, package, precision):
+        import torch
+
+        (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
+         torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic) = self.defaults
+        if precision == "tf32":
+            torch.backends.cuda.matmul.allow_tf32 = True
+            torch.backends.cudnn.allow_tf32 = True
+        # TorchVisionModel and TimmModel set it; HuggingFaceModel does not.
+        torch.backends.cudnn.benchmark = package in ("torchvision", "timm")
+        return {"matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+                "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
+                "cudnn_benchmark": torch.backends.cudnn.benchmark,
+                "cudnn_deterministic": torch.backends.cudnn.deterministic}
+
+
+def count_kernels(step, kernel_steps):
+    """CUDA kernels per step: one discarded step, then kernel_steps steps
+    under torch.profiler; the Chrome trace's "kernel" events (not memcpy or
+    memset) over the steps."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                     schedule=schedule(wait=0, warmup=1, active=kernel_steps, repeat=1),
+                     on_trace_ready=lambda p: p.export_chrome_trace(path)) as prof:
+            for _ in range(kernel_steps + 1):
+                step()
+                torch.cuda.synchronize()
+                prof.step()
+        with open(path) as f:
+            events = json.load(f).get("traceEvents", [])
+    return sum(1 for e in events if e.get("cat") == "kernel") / kernel_steps
+
+
+def python_cuda_instance(name, mode, batch_size, warmup, steps, seed, precision,
+                         kernel_steps, flags):
+    """One instance on the GPU: CUDA-event step times, peak memory of the
+    timed steps, and (kernel_steps > 0) kernels per step."""
+    import gc
+
+    import torch
+
+    gc.collect()
+    torch.cuda.empty_cache()
+    package = REFERENCES[name][0]
+    resolved = resolve_precision(precision, mode)
+    applied = flags.apply(package, resolved)
+    torch.manual_seed(seed)
+    step = build_pip_step(name, mode, batch_size, device="cuda", precision=resolved)
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    times, walls = [], []
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(steps):
+        wall = time.perf_counter()
+        start.record()
+        step()
+        end.record()
+        torch.cuda.synchronize()
+        walls.append(time.perf_counter() - wall)
+        times.append(start.elapsed_time(end) / 1e3)
+    result = {"python_precision": resolved,
+              "python_median_ms": statistics.median(times) * 1e3,
+              "python_step_ms": [t * 1e3 for t in times],
+              "python_wall_median_ms": statistics.median(walls) * 1e3,
+              "python_peak_mem": torch.cuda.max_memory_allocated(),
+              **applied}
+    if kernel_steps > 0:
+        result["python_kernels_per_step"] = count_kernels(step, kernel_steps)
+    del step
+    gc.collect()
+    torch.cuda.empty_cache()
+    return result
+
+
+def run_cpp_models(binary, names, warmup, steps, seed, device_args, batch_size=None):
+    """Runs torchbench over the models, one step per repetition; returns its
+    JSON document."""
+    pattern = "^(" + "|".join(map(program.escape, names)) + ")/"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "cpp.json")
+        batch = [f"--torchbench_batch_sizes={batch_size}"] if batch_size else []
+        proc = subprocess.run(
+            [binary, *device_args, *batch,
+             f"--torchbench_warmup_steps={warmup}", f"--torchbench_seed={seed}",
+             f"--benchmark_filter={pattern}", *program.one_step_flags(steps, out)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # On CUDA an errored instance (exit 1) is that row's error; on the
+        # CPU, as before, any failure ends the comparison.
+        cuda = "--torchbench_device=cuda" in device_args
+        if proc.returncode != 0 and not (cuda and os.path.exists(out)):
+            sys.exit(f"versus-python eager: torchbench failed:\n{proc.stderr}")
+        with open(out) as f:
+            return json.load(f)
+
+
+def cpp_step_times(binary, names, batch_size, warmup, steps, seed):
+    """Returns {benchmark name: [seconds per step, ...]} from torchbench."""
+    doc = run_cpp_models(binary, names, warmup, steps, seed, ["--torchbench_device=cpu"],
+                         batch_size)
+    times = {}
+    for run in doc["benchmarks"]:
+        if run.get("run_type") != "iteration" or run.get("error_occurred"):
+            continue
+        times.setdefault(run["name"], []).append(results.real_time(run, "s"))
+    return times, doc["context"]
+
+
+def cpp_rows(doc):
+    """{benchmark name: C++ figures} from a torchbench JSON document: the
+    median step (of the repetitions, else the _median aggregate), the
+    counters' medians, the label, or the instance's error."""
+    rows = {}
+    for run in doc.get("benchmarks", []):
+        name = run.get("run_name", run["name"])
+        row = rows.setdefault(name, {"times": [], "counters": {}, "median": None})
+        if run.get("error_occurred"):
+            row["error"] = run.get("error_message", "error")
+            continue
+        if run.get("run_type") == "aggregate":
+            if run.get("aggregate_name") == "median":
+                row["median"] = results.real_time(run)
+            continue
+        row["times"].append(results.real_time(run))
+        row["label"] = run.get("label", "")
+        for counter in CPP_COUNTERS:
+            if counter in run:
+                row["counters"].setdefault(counter, []).append(run[counter])
+    out = {}
+    for name, row in rows.items():
+        if "error" in row:
+            out[name] = {"cpp_error": row["error"]}
+            continue
+        median = statistics.median(row["times"]) if row["times"] else row["median"]
+        if median is None:
+            continue
+        figures = {"cpp_median_ms": median, "cpp_label": row.get("label", "")}
+        for counter, values in row["counters"].items():
+            figures[f"cpp_{counter}"] = statistics.median(values)
+        out[name] = figures
+    return out
+
+
+def default_batch_sizes(binary, cpp, models):
+    """{(model, mode): batch size}: the C++ run's own where it has the
+    instance, else each model's default (the program's model list)."""
+    sizes = {}
+    for name in cpp:
+        match = re.fullmatch(r"([^/]+)/(Train|Eval)/batch_size:(\d+)", name)
+        if match and match.group(1) in models:
+            sizes.setdefault((match.group(1), match.group(2)), int(match.group(3)))
+    if all((m, mode) in sizes for m in models for mode in EAGER_MODES):
+        return sizes
+    try:
+        listed = json.loads(subprocess.run(
+            [binary, "--torchbench_list_models=json"], capture_output=True,
+            text=True, check=True).stdout)
+    except (OSError, subprocess.CalledProcessError, json.JSONDecodeError) as e:
+        sys.exit(f"versus-python eager: cannot read the models' default batch sizes "
+                 f"from {binary} --torchbench_list_models=json ({e}); pass --batch-size")
+    for spec in listed:
+        if spec["name"] in models:
+            sizes.setdefault((spec["name"], "Train"), spec["train_batch_size"])
+            sizes.setdefault((spec["name"], "Eval"), spec["eval_batch_size"])
+    return sizes
+
+
+def eager_cuda(args):
+    import torch
+
+    device_args = ["--torchbench_device=cuda", f"--torchbench_precision={args.precision}"]
+    if args.kernels:
+        device_args.append("--torchbench_profile")
+    if args.cpp_json:
+        with open(args.cpp_json) as f:
+            doc = json.load(f)
+    elif args.python_only:
+        doc = {"benchmarks": [], "context": {}}
+    else:
+        doc = run_cpp_models(args.binary, args.models, args.warmup, args.steps, args.seed,
+                             device_args, args.batch_size)
+    cpp = cpp_rows(doc)
+    context = doc.get("context", {})
+    sizes = ({(m, mode): args.batch_size for m in args.models for mode in EAGER_MODES}
+             if args.batch_size else default_batch_sizes(args.binary, cpp, args.models))
+    flags = CudaFlags()
+    print(f"CUDA ({torch.cuda.get_device_name()}), warm-up {args.warmup}, median of "
+          f"{args.steps} steps, precision {args.precision}; LibTorch "
+          f"{context.get('libtorch_version', '-')} vs torch {torch.__version__}")
+    print(f"{'benchmark':32s} {'prec':>8s} {'C++ ms':>9s} {'Python ms':>10s} "
+          f"{'C++/Py':>7s} {'C++ MiB':>9s} {'Py MiB':>9s} {'C++ kern':>9s} {'Py kern':>8s}")
+    rows, failed = [], False
+    for name in args.models:
+        for mode in args.modes:
+            key = f"{name}/{mode}/batch_size:{sizes[(name, mode)]}"
+            record = {"benchmark": key, "model": name, "mode": mode,
+                      "batch_size": sizes[(name, mode)], "device": "cuda",
+                      "precision": args.precision, **cpp.get(key, {})}
+            try:
+                record.update(python_cuda_instance(
+                    name, mode, sizes[(name, mode)], args.warmup, args.steps, args.seed,
+                    args.precision, args.kernel_steps if args.kernels else 0, flags))
+            except Exception as e:  # an OOM or a model error: that instance's
+                failed = True
+                record["python_error"] = errors.one_line(e)
+            rows.append(record)
+            print(cuda_line(record), flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"context": {
+                "device": "cuda", "device_name": torch.cuda.get_device_name(),
+                "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
+                "cudnn_version": torch.backends.cudnn.version(),
+                "precision": args.precision, "warmup": args.warmup, "steps": args.steps,
+                "seed": args.seed, "kernel_steps": args.kernel_steps if args.kernels else 0,
+                "cpp_context": context}, "results": rows}, f, indent=1)
+    return 1 if failed else 0
+
+
+def cuda_line(r):
+    def num(key, scale=1.0, fmt="{:.1f}"):
+        return fmt.format(r[key] * scale) if r.get(key) is not None else "-"
+    ratio = (f"{r['cpp_median_ms'] / r['python_median_ms']:.3f}"
+             if r.get("cpp_median_ms") and r.get("python_median_ms") else "-")
+    text = (f"{r['benchmark']:32s} {r.get('python_precision', r['precision']):>8s} "
+            f"{num('cpp_median_ms', fmt='{:.2f}'):>9s} "
+            f"{num('python_median_ms', fmt='{:.2f}'):>10s} {ratio:>7s} "
+            f"{num('cpp_peak_mem', 2 ** -20, '{:.0f}'):>9s} "
+            f"{num('python_peak_mem', 2 ** -20, '{:.0f}'):>9s} "
+            f"{num('cpp_kernels_per_step'):>9s} {num('python_kernels_per_step'):>8s}")
+    for side in ("cpp_error", "python_error"):
+        if side in r:
+            text += f"  {side}: {r[side]}"
+    return text
+
+
+def eager_main(argv):
+    parser = errors.ArgumentParser(prog="tools/tb versus-python eager",
+                                   tool="versus-python eager",
+                                   description=EAGER_DOC.splitlines()[0])
+    parser.add_argument("--models", nargs="+",
+                        default=["resnet18", "mobilenet_v2",
+                                 "timm_vision_transformer"])
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="default: 8 on the CPU, each model's default on CUDA")
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=1337)
+    parser.add_argument("--binary", default=program.DEFAULT, metavar="PROGRAM")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--precision", choices=PRECISIONS, default="fp32",
+                        help="CUDA only (the CPU comparison is fp32)")
+    parser.add_argument("--modes", nargs="+", choices=EAGER_MODES, default=list(EAGER_MODES),
+                        help="CUDA only")
+    parser.add_argument("--kernels", action="store_true",
+                        help="CUDA only: kernels per step under torch.profiler")
+    parser.add_argument("--kernel-steps", type=int, default=5)
+    parser.add_argument("--cpp-json", help="CUDA only: the C++ side from this "
+                        "torchbench JSON instead of running the program")
+    parser.add_argument("--python-only", action="store_true",
+                        help="CUDA only: no C++ side")
+    parser.add_argument("--json", help="CUDA only: write every figure to this file")
+    args = parser.parse_args(argv)
+    unknown = [m for m in args.models if m not in REFERENCES]
+    if unknown:
+        sys.exit(f"versus-python eager: no Python reference for {unknown}")
+    if args.device == "cpu":
+        given = [flag for flag, value in (
+            ("--precision", args.precision != "fp32"),
+            ("--modes", args.modes != list(EAGER_MODES)), ("--kernels", args.kernels),
+            ("--cpp-json", args.cpp_json), ("--python-only", args.python_only),
+            ("--json", args.json)) if value]
+        if given:
+            parser.error(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} "
+                         "--device cuda")
+        if args.batch_size is None:
+            args.batch_size = 8
+    for flag, value in (("--batch-size", args.batch_size), ("--steps", args.steps),
+                        ("--kernel-steps", args.kernel_steps)):
+        if value is not None and value < 1:
+            parser.error(f"{flag} must be a positive integer, not {value}")
+
+    import torch
+
+    if args.device == "cuda":
+        if not torch.cuda.is_available():
+            parser.error("--device cuda: no CUDA device is usable here "
+                         "(torch.cuda.is_available() is False)")
+        return eager_cuda(args)
+
+    cpp, context = cpp_step_times(args.binary, args.models, args.batch_size,
+                                  args.warmup, args.steps, args.seed)
+    threads = int(context.get("intra_op_threads", torch.get_num_threads()))
+    torch.set_num_threads(threads)
+    print(f"CPU, batch {args.batch_size}, {threads} threads, warm-up "
+          f"{args.warmup}, median of {args.steps} steps; LibTorch "
+          f"{context.get('libtorch_version')} vs torch {torch.__version__}")
+    print(f"{'benchmark':45s} {'C++ ms':>10s} {'Python ms':>10s} {'C++/Py':>8s}")
+    for name in args.models:
+        for mode in ("Train", "Eval"):
+            key = f"{name}/{mode}/batch_size:{args.batch_size}"
+            py = statistics.median(python_step_times(
+                name, mode, args.batch_size, args.warmup, args.steps,
+                args.seed))
+            c = statistics.median(cpp[key]) if key in cpp else float("nan")
+            print(f"{key:45s} {c * 1e3:10.1f} {py * 1e3:10.1f} {c / py:8.3f}")
+    return 0
+
+
+# --- the command line ---------------------------------------------------------------
+
+# The options whose value is a path, and what the published command says
+# instead of a path outside the checkout (this machine's folders are no use
+# to a reader).
+PATH_OPTIONS = {"--binary": "PROGRAM", "--reference-root": "CHECKOUT",
+                "-o": "OUT.json", "--output": "OUT.json", "--markdown": "OUT.md",
+                "--journal": "JOURNAL.jsonl", "--costs": "RUN.json"}
+
+
+def published_command(argv, cwd=None):
+    """The command as the table's head records it: a path inside the
+    checkout relative to its root, any other path its placeholder."""
+    cwd = cwd or os.getcwd()
+
+    def placeholder(option, value):
+        path = os.path.normpath(os.path.join(cwd, os.path.expanduser(value)))
+        inside = os.path.relpath(path, ROOT)
+        if inside != os.pardir and not inside.startswith(os.pardir + os.sep):
+            return inside
+        return PATH_OPTIONS[option]
+
+    out, pending = [], None
+    for a in argv:
+        if pending:
+            out.append(placeholder(pending, a))
+            pending = None
+            continue
+        option, eq, value = a.partition("=")
+        if option in PATH_OPTIONS and eq:
+            out.append(f"{option}={placeholder(option, value)}")
+        else:
+            out.append(a)
+            pending = a if a in PATH_OPTIONS else None
+    return "tools/tb versus-python " + " ".join(shlex.quote(a) for a in out)
 
 
 def parse_args(argv):
-    p = Parser(prog="tools/tb versus-python", description=__doc__.splitlines()[0])
+    p = errors.ArgumentParser(prog="tools/tb versus-python", tool="versus-python",
+                              description=__doc__.splitlines()[0])
     p.add_argument("models", nargs="*", metavar="MODEL", help="default: every model")
     p.add_argument("--mode", choices=sorted(MODES), default="both")
     p.add_argument("--batch-size", default="1", help="N, or default (each model's own)")
@@ -772,10 +1337,10 @@ def parse_args(argv):
     p.add_argument("--jobs", type=int, default=1,
                    help="instances side by side, each lane pinned to its own cores "
                         "(jobs x threads must fit the cores; default 1: one at a time)")
-    p.add_argument("--binary", default=str(ROOT / "build" / "benchmarks" / "torchbench"))
-    p.add_argument("-o", "--output", metavar="JSON")
-    p.add_argument("--markdown", metavar="MD")
-    p.add_argument("--journal", metavar="JSONL")
+    p.add_argument("--binary", default=program.DEFAULT, metavar="PROGRAM")
+    p.add_argument("-o", "--output", metavar="OUT.json")
+    p.add_argument("--markdown", metavar="OUT.md")
+    p.add_argument("--journal", metavar="JOURNAL.jsonl")
     p.add_argument("--costs", metavar="RUN.json",
                    help="a torchbench results file: instances in the order of its step times "
                         "(the cheapest first; the ones it lacks last)")
@@ -821,7 +1386,10 @@ def lane_cores(jobs, threads):
 
 
 def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["eager"]:
+        return eager_main(argv[1:])
+    args = parse_args(argv)
     if args.worker:
         return worker(json.loads(args.worker))
     try:
@@ -857,7 +1425,7 @@ def main(argv=None):
 
     import torch
 
-    cpu, cpu_flags = machine()
+    cpu, cpu_flags = env.machine()
     cores = os.cpu_count()
     settings = {"device": args.device, "rounds": args.rounds, "steps": args.steps,
                 "warmup": args.warmup, "seed": args.seed, "tolerance": args.tolerance,
@@ -866,8 +1434,7 @@ def main(argv=None):
     if args.host_malloc != "glibc":
         settings["host_malloc"] = args.host_malloc
     done = read_journal(args.journal, settings, keep_missing=args.journal_only)
-    command = "tools/tb versus-python " + " ".join(
-        shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    command = published_command(argv)
     print(f"versus-python: {len(names)} instances x threads {args.threads}, {args.rounds} rounds"
           f" of {args.warmup} warm-up + {args.steps} steps; {cpu}, {cores} cores; torch "
           f"{torch.__version__}", file=sys.stderr)

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# tools/compare_eager.py's CUDA-only options on a machine without a GPU: each
-# is one line and exit 2 (no program run, no model built).
+# tools/versus_python.py eager's CUDA-only options (the eager comparison that
+# was tools/compare_eager.py) on a machine without a GPU: each is one line
+# and exit 2 (no program run, no model built).
 #
 #   check_compare_eager_args.sh <python> <source-dir>
 set -uo pipefail
 py=$1
-tool="$2/tools/compare_eager.py"
+tool="$2/tools/versus_python.py"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 expect() {  # PATTERN ARGS...: exit 2 and one line matching PATTERN
   local pattern=$1 said rc
   shift
-  said=$("$py" "$tool" "$@" 2>&1)
+  said=$("$py" "$tool" eager "$@" 2>&1)
   rc=$?
   echo "$* -> exit $rc: $said"
   [ "$rc" -eq 2 ] || fail "$* exited $rc, not 2"

@@ -28,7 +28,7 @@ for want in \
     'CCACHE_DISABLE=1 cmake --build .* --target torchbench -j' \
     "torchbench --torchbench_device=cuda --torchbench_precision=amp_fp16 --torchbench_profile '--benchmark_filter=\^\(pytorch_unet/Train\)/batch_size:\[0-9\]\+\\$'" \
     '--benchmark_repetitions=7 ' \
-    'compare_eager.py --device cuda --precision=default --models resnet50 hf_Bert .*--kernels' \
+    'versus_python.py eager --device cuda --precision=default --models resnet50 hf_Bert .*--kernels' \
     'gpu_check_summary.py .*--plan fp32:resnet50/Train' \
     'C\+\+/Py +C\+\+ ms / Py ms' 'mem% ' 'kern% ' 'syncs '; do
   printf '%s\n' "$out" | grep -Eq -- "$want" || fail "--dry-run does not print /$want/"

@@ -119,3 +119,23 @@ def compute(root, name, parameters, pretrained=None, config_override=None, seq2s
     if extra is not None:
         extra(model, net, results)
     return results
+
+
+def prepare(root, name, mode, batch_size, device, stack, configs):
+    """TorchBench's Model of an hf_* model whose model_factory reads its
+    checkpoint's config from the hub: `configs` maps the checkpoint to a
+    function making its config.json values (their own dropouts, full
+    depth), which AutoConfig.from_pretrained answers with (no hub)."""
+    import stand_ins
+
+    package = reference.load_model_package(root, name)
+    factory = sys.modules[FACTORY]
+
+    def from_pretrained(checkpoint, *args, **kwargs):
+        return configs[checkpoint]()
+
+    # model_factory evaluates 'AutoConfig.from_pretrained("<checkpoint>")' in
+    # its globals: answered from the checkpoint's config values (no hub).
+    stack.enter_context(stand_ins.attribute(factory, "AutoConfig",
+                                            types.SimpleNamespace(from_pretrained=from_pretrained)))
+    return package.Model(test=mode, device=device, batch_size=batch_size)

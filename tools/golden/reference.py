@@ -224,35 +224,3 @@ class RecordingFunctional:
         loss = self._functional.cross_entropy(logits, target, *args, **kwargs)
         self.calls.append((logits, loss))
         return loss
-
-
-def build_step(root, name, mode, batch_size, device="cpu"):
-    """TorchBench's own Model(test=mode, device, batch_size), built through
-    reference_env (the stand-ins its environment needs here), and its step
-    as TorchBench's BenchmarkModel.invoke runs it: train() (or the staged
-    forward / backward / optimizer of a model that defines them), eval()
-    under no_grad unless the model's eval_in_nograd() says otherwise.
-    Returns (model, step)."""
-    import torch
-
-    import reference_env
-
-    model = reference_env.construct(root, name, mode, batch_size, device)
-    if mode == "train":
-        if all(hasattr(model, a) for a in ("forward", "backward", "optimizer")):
-            def step():
-                opt = getattr(model, "opt", None)
-                if opt:
-                    opt.zero_grad()
-                losses = model.forward()
-                model.backward(losses)
-                if opt:
-                    model.optimizer()
-            return model, step
-        return model, model.train
-    grad = not model.eval_in_nograd()
-
-    def step():
-        with torch.set_grad_enabled(grad):
-            model.eval()
-    return model, step

@@ -12,6 +12,7 @@ import numpy as np
 
 import fill
 import reference
+import stand_ins
 
 MODEL = "Background_Matting"
 REFERENCE = ("torchbenchmark/models/Background_Matting: Model.__init__ (ResnetConditionHR netB and"
@@ -218,3 +219,45 @@ def compute(root):
     assert [u > 0.5 for u in random.random.uniform] == [True, False]
     assert all(torch.isfinite(v).all() for v in results.values())
     return results
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    import torch
+
+
+    package = reference.load_model_package(root, name, absent=ABSENT)
+    # train() saves its checkpoints into the data folder (model_dir): a
+    # folder that lasts as long as the Model.
+    lasting = tempfile.TemporaryDirectory(prefix="tb_data_")
+    data = stand_ins.data_path(stack, lasting.name, package)
+    inputs = data / "Background_Matting_inputs"
+    inputs.mkdir()
+    # Video_data_train.csv is only copied into the processed csv VideoData
+    # reads; VideoData is the stand-in below.
+    (inputs / "Video_data_train.csv").write_text("")
+    size = 512  # opt.resolution: VideoData crops every sample to 512x512
+
+    def video_data(csv_file, data_config, transform=None):
+        # Stands in for the data set's samples (skimage and pandas are not
+        # installed): one batch of to_tensor-range (-1..1) float32 samples at
+        # the crop size; train() uses only the first batch.
+        generator = torch.Generator().manual_seed(0)
+        samples = []
+        for _ in range(batch_size):
+            sample = {k: torch.rand((c, size, size), generator=generator) * 2 - 1 for k, c in
+                      (("image", 3), ("bg", 3), ("multi_fr", 4), ("seg-gt", 1), ("back-rnd", 3))}
+            # The segmentation guide: foreground in a central band, so that
+            # compose_image_withshift's random shift range is not empty.
+            seg = -torch.ones((1, size, size))
+            seg[..., size * 3 // 8:size * 5 // 8] = 1
+            sample["seg"] = seg
+            samples.append(sample)
+        return samples
+
+    # _create_data_dir would write into the checkout; the processed csv goes
+    # to the temporary folder. SummaryWriter: logging only (tensorboardX).
+    stack.enter_context(stand_ins.attribute(package, "_create_data_dir", lambda: data))
+    stack.enter_context(stand_ins.attribute(package, "VideoData", video_data))
+    stack.enter_context(stand_ins.attribute(package, "SummaryWriter", _Writer))
+    model = package.Model(test=mode, device=device, batch_size=batch_size)
+    return stand_ins.lasting_folder(model, lasting)

@@ -32,6 +32,7 @@ import types
 
 import fill
 import source_package
+import reference
 
 MODEL = "DALLE2_pytorch"
 REFERENCE = ("dalle2_pytorch 0d82dff9: OpenAIClipAdapter (CLIP ViT-B/32), DiffusionPrior,"
@@ -258,3 +259,18 @@ def _counts():
 
 if __name__ == "__main__":
     _counts()
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    # dalle2_pytorch from its source tree, and clip.load('ViT-B/32') (a
+    # download) building the same CLIP architecture with its own
+    # initialisation: _load_library. TorchBench's Model raises
+    # NotImplementedError on the CPU before using either.
+    lib = _load_library(deterministic=False)
+    # The package's __init__ (not run: it imports the trainers) re-exports
+    # these from dalle2_pytorch.dalle2_pytorch; TorchBench imports them there.
+    for attr in ("DALLE2", "Unet", "Decoder", "DiffusionPriorNetwork", "DiffusionPrior",
+                 "OpenAIClipAdapter"):
+        setattr(sys.modules["dalle2_pytorch"], attr, getattr(lib, attr))
+    package = reference.load_model_package(root, "DALLE2_pytorch")
+    return package.Model(test=mode, device=device, batch_size=batch_size)

@@ -4,6 +4,7 @@ import importlib
 
 import fill
 import reference
+import stand_ins
 
 MODEL = "Super_SloMo"
 REFERENCE = ("torchbenchmark/models/Super_SloMo: model_wrapper.Model (flowComp, ArbTimeFlowIntrp,"
@@ -89,3 +90,24 @@ def compute(root):
     reference.record_edges(net.flowComp, "after_step:flowComp.", results)
     reference.record_edges(net.ArbTimeFlowIntrp, "after_step:ArbTimeFlowIntrp.", results)
     return results
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    import numpy as np
+    from PIL import Image
+
+    package = reference.load_model_package(root, name)
+    data = stand_ins.temporary_data_path(stack, package)
+    train = data / "Super_SloMo_inputs" / "dataset" / "train"
+    # The Adobe240fps training clips: 12 frames of 640x360 each (SuperSloMo's
+    # dim), from which the loader crops 352x352; one clip per sample.
+    rng = np.random.default_rng(0)
+    for clip in range(batch_size):
+        folder = train / f"clip{clip:03d}"
+        folder.mkdir(parents=True)
+        for frame in range(12):
+            pixels = rng.integers(0, 256, (360, 640, 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(folder / f"{frame:02d}.png")
+    # vgg16's ImageNet weights (frozen, for the perceptual loss).
+    stand_ins.own_initialisation(stack, "vgg16")
+    return package.Model(test=mode, device=device, batch_size=batch_size)

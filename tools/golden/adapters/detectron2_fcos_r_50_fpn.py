@@ -8,6 +8,7 @@ import os
 
 import coco_synthetic
 import detectron2_env
+import detectron2_stand_ins
 import fill
 
 MODEL = "detectron2_fcos_r_50_fpn"
@@ -116,3 +117,6 @@ def compute(root):
     results["scores"] = instances.scores
     results["classes"] = instances.pred_classes.to(torch.float32)
     return results
+
+
+prepare = detectron2_stand_ins.prepare

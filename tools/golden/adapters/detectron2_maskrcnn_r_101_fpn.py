@@ -1,6 +1,8 @@
 """detectron2_maskrcnn_r_101_fpn (COCO-InstanceSegmentation/mask_rcnn_R_101_FPN_3x.yaml): detectron2_maskrcnn_common.py."""
 
 import detectron2_maskrcnn_common as common
+import detectron2_stand_ins
 
 MODEL = "detectron2_maskrcnn_r_101_fpn"
 REFERENCE, MODE, BATCH_SIZE, DTYPE, NOTES, compute = common.adapter("mask_rcnn_R_101_FPN_3x.yaml")
+prepare = detectron2_stand_ins.prepare

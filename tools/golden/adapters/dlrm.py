@@ -4,6 +4,7 @@ import torch
 
 import fill
 import reference
+import stand_ins
 
 MODEL = "dlrm"
 REFERENCE = "torchbenchmark/models/dlrm: Model.__init__, Model.train, Model.eval (DLRM_Net)"
@@ -44,3 +45,9 @@ def compute(root):
         reference.add_outputs("eval_output", model.eval()[0], results)
     reference.record_two_train_steps(net, model.optimizer, model.loss_fn, model.train, results)
     return results
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    # onnx: export only; sklearn: metrics of the test loop, not the step.
+    return stand_ins.plain(root, name, mode, batch_size, device, stack,
+                           absent=("onnx", "sklearn", "sklearn.metrics"))

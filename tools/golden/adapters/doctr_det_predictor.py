@@ -4,6 +4,7 @@ import sys
 
 import fill
 import reference
+import stand_ins
 
 MODEL = "doctr_det_predictor"
 REFERENCE = ("torchbenchmark/models/doctr_det_predictor: Model.__init__ (python-doctr 0.6.0"
@@ -106,3 +107,22 @@ def compute(root):
     for i, per_image in enumerate(net.postprocessor(probe_map().numpy())):
         results[f"probe.{i}"] = torch.from_numpy(per_image[0].astype("float64"))
     return results
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    # The modules doctr imports at module level but the model never runs
+    # (readers, metrics, hub code): ABSENT.
+    for module in USED:
+        if isinstance(sys.modules.get(module), reference._StandIn):
+            del sys.modules[module]
+    package = reference.load_model_package(root, name, absent=ABSENT)
+    import doctr.models.classification.vgg.pytorch as vgg
+    import doctr.models.detection.differentiable_binarization.pytorch as dbnet
+    import doctr.models.recognition.crnn.pytorch as crnn
+
+    # pretrained=True downloads the checkpoints: the models' own
+    # initialisation instead (the same layers and shapes).
+    for module in (vgg, dbnet, crnn):
+        stack.enter_context(stand_ins.attribute(module, "load_pretrained_params",
+                                                lambda *args, **kwargs: None))
+    return package.Model(test=mode, device=device, batch_size=batch_size)

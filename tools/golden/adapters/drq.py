@@ -2,11 +2,14 @@
 replay batch."""
 
 import importlib
+import sys
+import types
 
 import torch
 
 import fill
 import reference
+import stand_ins
 
 MODEL = "drq"
 REFERENCE = ("torchbenchmark/models/drq: DRQAgent (Actor, Critic, Encoder), act's mean,"
@@ -132,3 +135,65 @@ def compute(root):
         results["after_update:" + name] = named[name].detach().clone()
     results["after_update:log_alpha"] = agent.log_alpha.detach().clone()
     return results
+
+
+def _gym_stand_in():
+    """What drq uses of gym: spaces.Box (shape, dtype, low, high, seed,
+    sample as gym's: uniform over a bounded float box, integers in
+    [low, high] otherwise) and Wrapper (the wrapped env's attributes)."""
+    import types
+
+    import numpy as np
+
+    class Box:
+        def __init__(self, low, high, shape=None, dtype=np.float32):
+            self.dtype = np.dtype(dtype)
+            self.shape = tuple(shape)
+            self.low = np.full(self.shape, low, dtype=self.dtype)
+            self.high = np.full(self.shape, high, dtype=self.dtype)
+            self.np_random = np.random.default_rng()
+
+        def seed(self, seed=None):
+            self.np_random = np.random.default_rng(seed)
+
+        def sample(self):
+            if self.dtype.kind == "f":
+                return self.np_random.uniform(self.low, self.high, self.shape).astype(self.dtype)
+            return self.np_random.integers(self.low, self.high.astype(np.int64) + 1,
+                                           self.shape).astype(self.dtype)
+
+    class Wrapper:
+        def __init__(self, env):
+            self.env = env
+
+        def __getattr__(self, name):
+            if name.startswith("_"):
+                raise AttributeError(name)
+            return getattr(self.env, name)
+
+    spaces = types.ModuleType("gym.spaces")
+    spaces.Box = Box
+    gym = types.ModuleType("gym")
+    gym.spaces, gym.Wrapper = spaces, Wrapper
+    return gym
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    import pickle
+
+    import numpy as np
+
+    gym = _gym_stand_in()
+    # gym (MockEnv's spaces and FrameStack's Wrapper, which the step uses:
+    # stand-ins with gym's behaviour) and skimage (view_as_windows, for a
+    # random crop the step does not run; kornia's crop is used).
+    stack.enter_context(stand_ins.attribute(sys.modules, "gym", gym))
+    stack.enter_context(stand_ins.attribute(sys.modules, "gym.spaces", gym.spaces))
+    package = reference.load_model_package(root, name, absent=("skimage", "skimage.util",
+                                                               "skimage.util.shape"))
+    # obs.pkl (Git LFS, absent): make_env reads only its shape, one
+    # 9x84x84 uint8 observation (MockEnv's observation space), and draws
+    # the observation itself.
+    stack.enter_context(stand_ins.attribute(pickle, "load",
+                                            lambda f: np.zeros((9, 84, 84), dtype=np.uint8)))
+    return package.Model(test=mode, device=device, batch_size=batch_size)

@@ -43,6 +43,7 @@ import numpy as np
 
 import fill
 import reference
+import stand_ins
 
 MODEL = "fambench_xlmr"
 REFERENCE = "torchbenchmark/models/fambench_xlmr: Model.__init__, Model.eval, Model.train (encoder: transformers XLMRobertaModel)"
@@ -258,3 +259,12 @@ def compute(root):
         results["after_1_step:" + PREFIX + name] = by_fairseq[name].detach().clone()
     assert torch.isfinite(results["loss"]).all()
     return results
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    # fairseq does not install on Python 3.11 and the FAMBench submodule is
+    # absent: XLMRModel.from_pretrained("xlmr.large") gives transformers'
+    # XLM-R large encoder (the same post-norm layers; dropout 0.1 as
+    # xlmr.large's), FAMBench's generate_dataset / init_argparse their rules.
+    _install_stand_ins(dropout=0.1)
+    return stand_ins.plain(root, name, mode, batch_size, device, stack)

@@ -26,6 +26,7 @@ import numpy as np
 
 import fill
 import reference
+import stand_ins
 
 MODEL = "fastNLP_Bert"
 REFERENCE = "torchbenchmark/models/fastNLP_Bert: Model.__init__, Model.eval, Model.train (fastNLP 0.6.0)"
@@ -172,3 +173,20 @@ def compute(root):
     reference.record_edges(net, "after_train:", results)
     assert torch.isfinite(results["loss"]).all()
     return results
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    # pkg_resources (fastNLP 0.6.0's parse_version; setuptools >= 81 has no
+    # pkg_resources): packaging's parse.
+    _install_stand_ins()
+    import fastNLP.embeddings.bert_embedding as bert_embedding
+
+    package = reference.load_model_package(root, name)
+    # TorchBench's own CMRC2018 simulator writes its files into a temporary
+    # folder instead of the checkout.
+    _redirect_simulator(package)
+    # TorchBench's install applies fastnlp.patch (BertModel built from the
+    # simulator's bert_config.json, no download): the same substitution.
+    stack.enter_context(stand_ins.attribute(bert_embedding, "BertModel", bert_embedding.BertModel))
+    _apply_fastnlp_patch()
+    return package.Model(test=mode, device=device, batch_size=batch_size)

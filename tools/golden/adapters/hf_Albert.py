@@ -38,3 +38,9 @@ def config():
 
 def compute(root):
     return hf_common.compute(root, MODEL, PARAMETERS, pretrained={"albert-base-v2": config()})
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    """TorchBench's Model with albert-base-v2's config."""
+    return hf_common.prepare(root, name, mode, batch_size, device, stack,
+                             {"albert-base-v2": config})

@@ -46,3 +46,9 @@ def config(dropout=0.0):
 def compute(root):
     return hf_common.compute(root, MODEL, PARAMETERS, pretrained={"facebook/bart-base": config()},
                              seq2seq=True, batch_size=BATCH_SIZE, length=LENGTH)
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    """TorchBench's Model with facebook/bart-base's config (dropout 0.1)."""
+    return hf_common.prepare(root, name, mode, batch_size, device, stack,
+                             {"facebook/bart-base": lambda: config(dropout=0.1)})

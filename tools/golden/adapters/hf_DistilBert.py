@@ -35,3 +35,9 @@ def config():
 def compute(root):
     return hf_common.compute(root, MODEL, PARAMETERS,
                                 pretrained={"distilbert-base-uncased": config()})
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    """TorchBench's Model with distilbert-base-uncased's config."""
+    return hf_common.prepare(root, name, mode, batch_size, device, stack,
+                             {"distilbert-base-uncased": config})

@@ -40,3 +40,13 @@ def config(**overrides):
 def compute(root):
     return hf_common.compute(root, MODEL, PARAMETERS, pretrained={"gpt2": config()},
                              batch_size=BATCH_SIZE, length=LENGTH)
+
+
+# GPT-2's own dropouts, as its checkpoints' config.json.
+GPT2_DROPOUTS = dict(resid_pdrop=0.1, embd_pdrop=0.1, attn_pdrop=0.1)
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    """TorchBench's Model with gpt2's config."""
+    return hf_common.prepare(root, name, mode, batch_size, device, stack,
+                             {"gpt2": lambda: config(**GPT2_DROPOUTS)})

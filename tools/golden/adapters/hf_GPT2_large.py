@@ -36,3 +36,10 @@ def compute(root):
     config = hf_GPT2.config(n_embd=1280, n_layer=LAYERS, n_head=20)
     return hf_common.compute(root, MODEL, PARAMETERS, pretrained={"gpt2-large": config},
                              batch_size=BATCH_SIZE, length=LENGTH)
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    """TorchBench's Model with gpt2-large's config."""
+    return hf_common.prepare(root, name, mode, batch_size, device, stack,
+                             {"gpt2-large": lambda: hf_GPT2.config(
+        n_embd=1280, n_layer=36, n_head=20, **hf_GPT2.GPT2_DROPOUTS)})

@@ -24,6 +24,7 @@ Keys (models/nlp/common/hf_t5.h, T5LanguageModel::GoldenOutputs):
 """
 
 import fill
+import hf_common
 import reference
 
 MODEL = "hf_T5"
@@ -130,3 +131,18 @@ def compute_t5(root, name, checkpoint, sizes):
 
 def compute(root):
     return compute_t5(root, MODEL, "t5-small", {})
+
+
+def checkpoint_config(**sizes):
+    """A t5-* checkpoint's config.json: t5-small's values with `sizes`."""
+    import transformers
+
+    values = dict(T5_SMALL)
+    values.update(sizes)
+    return transformers.T5Config(**values)
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    """TorchBench's Model with t5-small's config."""
+    return hf_common.prepare(root, name, mode, batch_size, device, stack,
+                             {"t5-small": checkpoint_config})

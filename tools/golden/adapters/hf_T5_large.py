@@ -4,6 +4,7 @@ t5-large's sizes but 2 of its 24 blocks per stack: every block past the first
 runs the same code, and the C++ check runs the first 2 blocks of its full
 network (the counts test checks all 24 + 24)."""
 
+import hf_common
 from adapters import hf_T5
 
 MODEL = "hf_T5_large"
@@ -18,3 +19,10 @@ NOTES = hf_T5.notes("t5-large", "d_model=1024, d_ff=4096, num_layers=2 (of 24), 
 
 def compute(root):
     return hf_T5.compute_t5(root, MODEL, "t5-large", SIZES)
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    """TorchBench's Model with t5-large's config."""
+    return hf_common.prepare(root, name, mode, batch_size, device, stack,
+                             {"t5-large": lambda: hf_T5.checkpoint_config(
+        d_model=1024, d_ff=4096, num_layers=24, num_heads=16)})

@@ -2,6 +2,7 @@
 
 import fill
 import reference
+import stand_ins
 
 MODEL = "maml"
 REFERENCE = "torchbenchmark/models/maml: Meta.forward_train, Learner.forward, Model.eval"
@@ -61,3 +62,8 @@ def compute(root):
         results["after_step:" + name] = params[name].detach().clone()
     assert all(torch.isfinite(v).all() for v in results.values())
     return results
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    # maml's Model takes jit positionally (TorchBench passes it).
+    return stand_ins.plain(root, name, mode, batch_size, device, stack, jit=False)

@@ -2,6 +2,7 @@
 
 import fill
 import reference
+import stand_ins
 
 MODEL = "nvidia_deeprecommender"
 REFERENCE = ("torchbenchmark/models/nvidia_deeprecommender: Model(test=eval).eval,"
@@ -67,3 +68,8 @@ def compute(root):
     results["loss"] = (loss / num_ratings).detach().clone()
     reference.record_edges(bench.rencoder, "after_step:", results)
     return results
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    reference.stub_torchtext_legacy()
+    return stand_ins.plain(root, name, mode, batch_size, device, stack)

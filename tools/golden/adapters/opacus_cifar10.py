@@ -3,6 +3,7 @@
 import os
 
 import reference
+import stand_ins
 from adapters.functorch_dp_cifar10 import BATCH_SIZE, DTYPE, MODE, filled_model, noised_step
 
 MODEL = "opacus_cifar10"
@@ -76,3 +77,10 @@ def compute(root):
     results["loss"] = results["loss"].detach().clone()
     reference.record_edges(net, "after_1_step:", results)
     return noised_step(model, results)
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    # opacus 1.3's ModuleValidator.fix clones the net through torch.save /
+    # torch.load (a whole module: weights_only=False).
+    stand_ins.unsafe_torch_load(stack)
+    return stand_ins.plain(root, name, mode, batch_size, device, stack)

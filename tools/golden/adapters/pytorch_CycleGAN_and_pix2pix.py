@@ -7,6 +7,7 @@ import types
 
 import fill
 import reference
+import stand_ins
 
 MODEL = "pytorch_CycleGAN_and_pix2pix"
 REFERENCE = ("torchbenchmark/models/pytorch_CycleGAN_and_pix2pix: train_cyclegan.prepare_training_loop"
@@ -158,3 +159,35 @@ def compute(root):
         reference.record_edges(getattr(model, name), f"after_call:{name}.", results)
     assert all(torch.isfinite(v).all() for v in results.values())
     return results
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    import numpy as np
+    from PIL import Image
+
+    # dominate: the visualizer's HTML pages, which the step never writes.
+    package = reference.load_model_package(root, name, absent=("dominate", "dominate.tags"))
+    # The training loop's data loader reads the images in the step, and it
+    # saves its networks into checkpoints/ (save_epoch_freq 5), which
+    # _create_data_dir would make in the checkout: a folder that lasts as
+    # long as the Model holds both.
+    lasting = tempfile.TemporaryDirectory(prefix="tb_cyclegan_")
+    data = stand_ins.data_path(stack, lasting.name, package)
+    # TorchBench's horse2zebra inputs: one 256x256 JPEG in trainA and in
+    # trainB (the C++ port's images per epoch), each epoch one iteration.
+    rng = np.random.default_rng(0)
+    for split in ("trainA", "trainB", "testA"):
+        folder = data / "pytorch_CycleGAN_and_pix2pix_inputs" / "datasets" / "horse2zebra" / split
+        folder.mkdir(parents=True)
+        Image.fromarray(rng.integers(0, 256, (256, 256, 3), dtype=np.uint8)).save(
+            folder / "n00000000_0.jpg")
+
+    def create_data_dir(suffix):
+        folder = data / suffix
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    stack.enter_context(stand_ins.attribute(package, "_create_data_dir", create_data_dir))
+    stand_ins.unsafe_torch_load(stack)  # example_input.pt: a pickled dict
+    model = package.Model(test=mode, device=device, batch_size=batch_size)
+    return stand_ins.lasting_folder(model, lasting)

@@ -1,10 +1,13 @@
 """pytorch_stargan: TorchBench's StarGAN through its own Solver.train() and eval()."""
 
 import importlib
+import os
 import sys
+import tempfile
 
 import fill
 import reference
+import stand_ins
 
 MODEL = "pytorch_stargan"
 REFERENCE = ("torchbenchmark/models/pytorch_stargan: Solver (G, D, Adams), Solver.train with"
@@ -100,3 +103,50 @@ def compute(root):
     for key in ("G.main.1.running_mean", "G.main.19.running_var"):
         results["after_step:" + key] = buffers[key].detach().clone()
     return results
+
+
+# CelebA's list_attr_celeba.txt attribute names, in its order.
+CELEBA_ATTRIBUTES = (
+    "5_o_Clock_Shadow Arched_Eyebrows Attractive Bags_Under_Eyes Bald Bangs Big_Lips Big_Nose"
+    " Black_Hair Blond_Hair Blurry Brown_Hair Bushy_Eyebrows Chubby Double_Chin Eyeglasses Goatee"
+    " Gray_Hair Heavy_Makeup High_Cheekbones Male Mouth_Slightly_Open Mustache Narrow_Eyes"
+    " No_Beard Oval_Face Pale_Skin Pointy_Nose Receding_Hairline Rosy_Cheeks Sideburns Smiling"
+    " Straight_Hair Wavy_Hair Wearing_Earrings Wearing_Hat Wearing_Lipstick Wearing_Necklace"
+    " Wearing_Necktie Young").split()
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    import numpy as np
+    from PIL import Image
+
+    package = reference.load_model_package(root, name)
+    data = stand_ins.temporary_data_path(stack, package)
+    celeba = data / "pytorch_stargan_inputs" / "data" / "celeba"
+    images = celeba / "images"
+    images.mkdir(parents=True)
+    # CelebA's aligned 178x218 JPEGs and attribute list: the first 3 rows
+    # are the test split, the rest one training batch (num_iters = 1).
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(batch_size + 3):
+        filename = f"{i + 1:06d}.jpg"
+        Image.fromarray(rng.integers(0, 256, (218, 178, 3), dtype=np.uint8)).save(images / filename)
+        values = rng.choice(["1", "-1"], len(CELEBA_ATTRIBUTES))
+        rows.append(" ".join([filename, *values]))
+    (celeba / "list_attr_celeba.txt").write_text(
+        "\n".join([str(len(rows)), " ".join(CELEBA_ATTRIBUTES), *rows]) + "\n")
+    # parse_config's log/model/sample/result folders are relative to the
+    # working directory (makedirs creates them; the one-iteration step saves
+    # nothing): a temporary folder instead.
+    lasting = tempfile.TemporaryDirectory(prefix="tb_stargan_")
+    parse_config = package.parse_config
+
+    def config_in_temporary_folder(*args, **kwargs):
+        config = parse_config(*args, **kwargs)
+        for key in ("log_dir", "model_save_dir", "sample_dir", "result_dir"):
+            setattr(config, key, os.path.join(lasting.name, getattr(config, key)))
+        return config
+
+    stack.enter_context(stand_ins.attribute(package, "parse_config", config_in_temporary_folder))
+    model = package.Model(test=mode, device=device, batch_size=batch_size)
+    return stand_ins.lasting_folder(model, lasting)

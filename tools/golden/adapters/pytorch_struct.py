@@ -11,10 +11,12 @@ whose CKY inside algorithm and LogSemiring equal the f4e374e TorchBench
 pinned). Everything else in train() is the reference's code.
 """
 
+import sys
 import types
 
 import fill
 import reference
+import stand_ins
 
 MODEL = "pytorch_struct"
 REFERENCE = ("torchbenchmark/models/pytorch_struct: Model.__init__, Model.train, "
@@ -121,3 +123,41 @@ def compute(root):
         results["after_step:" + name] = named[name].detach().clone()
     assert all(torch.isfinite(v).all() for v in results.values())
     return results
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    import numpy as np
+    import torch
+
+
+    # The UD-POS treebank (torchtext download; torchtext is not installed)
+    # and pytest (the module's test class only) stand in as in the 
+    load(root)
+    package = sys.modules[f"torchbenchmark.models.{name}"]
+    # load sets the four data helpers for good: restored after.
+    for helper in ("Field", "UDPOS", "TokenBucket", "_prefetch"):
+        stack.enter_context(stand_ins.attribute(package, helper, getattr(package, helper)))
+
+    def prefetch(loader, device, limit=10):
+        # TokenBucket's batches: sentences of 6..29 words (the filter_pred)
+        # until batch_size tokens (max(len, 5) each), sorted within the
+        # batch, padded; words from the 4771-word vocabulary.
+        rng = np.random.default_rng(0)
+        batches = []
+        for _ in range(limit):
+            lengths = []
+            while sum(max(n, 5) for n in lengths) < batch_size:
+                lengths.append(int(rng.integers(6, 30)))
+            lengths.sort(reverse=True)
+            words = torch.full((len(lengths), lengths[0]), PAD, dtype=torch.long)
+            for b, n in enumerate(lengths):
+                words[b, :n] = torch.from_numpy(
+                    rng.integers(FIRST_WORD, VOCAB_SIZE, n))
+            # _prefetch's words are the iterator's (length, batch) tensor
+            # transposed: a (batch, length) view.
+            words = words.t().contiguous().t()
+            batches.append((words.to(device), torch.tensor(lengths)))
+        return batches
+
+    package._prefetch = prefetch
+    return package.Model(test=mode, device=device, batch_size=batch_size)

@@ -103,3 +103,9 @@ def compute(root):
     results["after_learn:log_alpha"] = log_alpha.detach().clone()
     reference.record_edges(target_agent.critic1, "after_soft_update:critic1.", results)
     return results
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    raise RuntimeError("its train() and eval() step a gym environment (gym.make of args.env_id) and"
+                       " gym is not installed: a stand-in environment would not be TorchBench's"
+                       " step")

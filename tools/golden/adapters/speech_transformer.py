@@ -11,11 +11,13 @@ the fill (in place of the data loader). Everything they then run is the
 reference's own code.
 """
 
+import json
 import math
 import sys
 
 import fill
 import reference
+import stand_ins
 
 MODEL = "speech_transformer"
 REFERENCE = ("torchbenchmark/models/speech_transformer: config.py "
@@ -178,3 +180,49 @@ def counts(root):
     net = cfg.model
     return (sum(p.numel() for p in net.parameters()),
             sum(b.numel() for b in net.buffers()))
+
+
+# speech_transformer_inputs (three AISHELL-1 speakers), as pytorch/benchmark
+# committed them at 6c1f7247 (models/speech/speech_transformer.cpp): the
+# train set's (fbank frames, characters), 1014 characters, and the first
+# test utterance's 290 frames. The dev set is read but never iterated.
+SPEECH_TRAIN = ((612, 17), (598, 15), (587, 21), (539, 18), (439, 9), (411, 12), (385, 11),
+                (337, 10), (315, 9), (256, 9))
+
+
+SPEECH_TEST = ((290, 9),)
+
+
+SPEECH_VOCAB = 1014
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    import json
+
+    import kaldi_io
+    import numpy as np
+
+    package = reference.load_model_package(root, name)
+    config = sys.modules[f"torchbenchmark.models.{name}.config"]
+    data = stand_ins.temporary_data_path(stack, config)
+    inputs = data / "speech_transformer_inputs" / "input_data"
+    rng = np.random.default_rng(0)
+    for split, utterances in (("train", SPEECH_TRAIN), ("dev", SPEECH_TEST), ("test", SPEECH_TEST)):
+        (inputs / split).mkdir(parents=True)
+        utts = {}
+        for i, (frames, chars) in enumerate(utterances):
+            # CMVN-normalised 80-dim fbank, one Kaldi binary matrix a file.
+            feat = f"input_data/{split}/utt{i:02d}.ark"
+            with open(inputs.parent / feat, "wb") as f:
+                kaldi_io.write_mat(f, rng.standard_normal((frames, 80)).astype(np.float32))
+            tokens = " ".join(str(t) for t in rng.integers(3, SPEECH_VOCAB, chars))
+            utts[f"{split}{i:02d}"] = {
+                "input": [{"feat": feat, "name": "input1", "shape": [frames, 80]}],
+                "output": [{"name": "target1", "shape": [chars, SPEECH_VOCAB],
+                            "tokenid": tokens}]}
+        (inputs / split / "data.json").write_text(json.dumps({"utts": utts}))
+    (inputs / "lang_1char").mkdir()
+    chars = ["<unk>", "<sos>", "<eos>"] + [chr(0x4e00 + i) for i in range(SPEECH_VOCAB - 3)]
+    (inputs / "lang_1char" / "train_chars.txt").write_text(
+        "".join(f"{c} {i}\n" for i, c in enumerate(chars)), encoding="utf-8")
+    return package.Model(test=mode, device=device, batch_size=batch_size)

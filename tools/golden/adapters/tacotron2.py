@@ -167,3 +167,11 @@ def compute(root):
     reference.record_edges(net, "after_2_steps:", results)
     assert torch.isfinite(results["loss"]).all()
     return results
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    if device == "cpu":
+        raise NotImplementedError("TorchBench's tacotron2 raises NotImplementedError on cpu"
+                                  " (load_model assumes CUDA)")
+    raise RuntimeError("tacotron2-minimal (LJSpeech wavs, Git LFS) is absent and librosa, which"
+                       " its loader's mel spectrogram needs, is not installed")

@@ -224,3 +224,12 @@ def compute(root):
         torch.Tensor.float = float_cast
     assert all(torch.isfinite(v).all() for v in results.values())
     return results
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    if device == "cpu":
+        # TorchBench's Model raises this first thing on any device but cuda
+        # (effdet's loader calls Tensor.cuda()).
+        raise NotImplementedError("The original model code forces the use of CUDA.")
+    raise RuntimeError("timm_efficientdet on cuda: not built here (no GPU to check its"
+                       " coco2017-minimal loader, evaluator and pretrained-backbone stand-ins)")

@@ -1,8 +1,11 @@
 """vision_maskrcnn: torchvision's maskrcnn_resnet50_fpn through TorchBench's own Model.eval() and
 Model.train() and its coco_utils.ConvertCocoPolysToMask."""
 
+import pathlib
+
 import fill
 import reference
+import stand_ins
 
 MODEL = "vision_maskrcnn"
 REFERENCE = ("torchbenchmark/models/vision_maskrcnn: torchvision 0.29.1 maskrcnn_resnet50_fpn"
@@ -131,3 +134,65 @@ def compute(root):
         results["after_step:" + name] = named[name].detach().clone()
     assert all(torch.isfinite(v.double()).all() for v in results.values())
     return results
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    import torchvision
+    from torchvision.models import _api
+    from torchvision.models.detection import MaskRCNN_ResNet50_FPN_Weights
+
+    data = stand_ins.temporary_folder(stack, "tb_coco2017_minimal_")
+    stand_ins.write_coco(data)
+    tb_data = pathlib.Path(root) / "torchbenchmark" / "data" / ".data" / "coco2017-minimal"
+    stand_ins.exists_also(stack, tb_data)  # asserted at import; DATA_DIR is the stand-in below
+    package = reference.load_model_package(root, name)
+    stack.enter_context(stand_ins.attribute(package, "DATA_DIR", str(data)))
+    builder = torchvision.models.detection.maskrcnn_resnet50_fpn
+    load = _api.load_state_dict_from_url
+
+    def coco_weights(url, *args, **kwargs):
+        # Stands in for the COCO_V1 download: the same architecture's own
+        # initialisation (its BatchNorm2d's initial weight 1, bias 0,
+        # mean 0, var 1 are FrozenBatchNorm2d's; num_batches_tracked is
+        # dropped by FrozenBatchNorm2d), loaded as the weights are.
+        if url != MaskRCNN_ResNet50_FPN_Weights.COCO_V1.url:
+            return load(url, *args, **kwargs)
+        return builder(weights=None, weights_backbone=None, num_classes=91).state_dict()
+
+    stack.enter_context(stand_ins.attribute(_api, "load_state_dict_from_url", coco_weights))
+    model = package.Model(test=mode, device=device, batch_size=batch_size)
+    if mode == "train":
+        images, _ = next(iter(model.data_loader))
+        _calibrated_stand_in(model.model, images)
+    return model
+
+
+def _calibrated_stand_in(model, images, residual_scale=0.2):
+    """The port's Train stand-in for COCO_V1 (models/vision/vision_maskrcnn.cpp):
+    each bottleneck's last FrozenBatchNorm2d scale (bn3.weight) at 0.2, then
+    every FrozenBatchNorm2d's running mean and (biased) variance set to its
+    input's per-channel statistics on this batch, in forward order. From the
+    architecture's own initialisation (FrozenBatchNorm an identity, an
+    unnormalised ResNet-50) torchvision's own train() at lr 0.02 reaches NaN
+    losses by the third step and goes on timing NaN boxes."""
+    import torch
+    from torchvision.ops.misc import FrozenBatchNorm2d
+
+    def calibrate(module, inputs):
+        x = inputs[0]
+        module.running_mean.copy_(x.mean((0, 2, 3)))
+        module.running_var.copy_(x.var((0, 2, 3), unbiased=False))
+
+    stand_ins.scale_residual_branches(model, "bn3.weight", residual_scale)
+    with torch.no_grad():
+        hooks = [m.register_forward_pre_hook(calibrate) for m in model.modules()
+                 if isinstance(m, FrozenBatchNorm2d)]
+        training = model.training
+        model.eval()  # the transform's training resize draws from the RNG
+        try:
+            image_list, _ = model.transform([i.float() for i in images])
+            model.backbone(image_list.tensors)
+        finally:
+            model.train(training)
+            for h in hooks:
+                h.remove()

@@ -1,7 +1,11 @@
 """yolov3: TorchBench's ultralytics YOLOv3-SPP through its own Model.eval() and Model.train()."""
 
+import os
+import pathlib
+
 import fill
 import reference
+import stand_ins
 
 MODEL = "yolov3"
 REFERENCE = ("torchbenchmark/models/yolov3: Darknet(cfg/yolov3-spp.cfg), non_max_suppression,"
@@ -218,3 +222,57 @@ def _record(module, prefix, results):
     params = dict(module.named_parameters())
     for name in EDGES:
         results[prefix + name] = params[name].detach().clone()
+
+
+def _write_coco128(folder, model_dir):
+    """coco128 under `folder`: images/train2017/<id>.jpg (coco_synthetic
+    images, COCO's sizes), labels/train2017/<id>.txt (class, centre and size
+    normalised, YOLO's format), coco.names and coco128.data, whose train and
+    valid paths are relative to the model's folder as yolo_train reads them."""
+    import numpy as np
+    from PIL import Image
+
+    import coco_synthetic
+
+    images = pathlib.Path(folder) / "images" / "train2017"
+    labels = pathlib.Path(folder) / "labels" / "train2017"
+    images.mkdir(parents=True)
+    labels.mkdir(parents=True)
+    for index in range(128):
+        info = coco_synthetic.image_info(index % coco_synthetic.NUM_IMAGES)
+        pixels = coco_synthetic.image_pixels(index % coco_synthetic.NUM_IMAGES)
+        stem = f"{index + 1:012d}"
+        Image.fromarray(np.ascontiguousarray(pixels)).save(images / f"{stem}.jpg", quality=90)
+        w, h = info["width"], info["height"]
+        rows = []
+        for a in info["annotations"]:
+            x, y, bw, bh = a["bbox"]
+            rows.append(f"{a['contiguous_label']} {(x + bw / 2) / w:.6f} {(y + bh / 2) / h:.6f}"
+                        f" {bw / w:.6f} {bh / h:.6f}")
+        (labels / f"{stem}.txt").write_text("\n".join(rows) + "\n")
+    (pathlib.Path(folder) / "coco.names").write_text("\n".join(stand_ins.coco_names()) + "\n")
+    relative = os.path.relpath(images, model_dir)
+    (pathlib.Path(folder) / "coco128.data").write_text(
+        f"classes=80\ntrain={relative}\nvalid={relative}\nnames={folder}/coco.names\n")
+
+
+def prepare(root, name, mode, batch_size, device, stack):
+    import numpy as np
+
+    data = stand_ins.temporary_folder(stack, "tb_coco128_")
+    tb_data = pathlib.Path(root) / "torchbenchmark" / "data" / ".data" / "coco128"
+    stand_ins.exists_also(stack, tb_data)  # asserted at import; DATA_DIR is the stand-in below
+    # SummaryWriter: imported by yolo_train, whose writer is commented out.
+    package = reference.load_model_package(root, name, absent=("torch.utils.tensorboard",))
+    _write_coco128(data, pathlib.Path(package.__file__).parent)
+    stack.enter_context(stand_ins.attribute(package, "DATA_DIR", str(data)))
+    # numpy 2 removed np.int (int's alias), which the data set code and
+    # labels_to_class_weights call while the Model is built.
+    if not hasattr(np, "int"):
+        stack.enter_context(stand_ins.attribute(np, "int", int))
+    # yolo_train globs hyp*.txt and deletes *_batch*.jpg and results.txt in
+    # the working directory: the temporary folder's, not the caller's.
+    cwd = os.getcwd()
+    os.chdir(data)
+    stack.callback(os.chdir, cwd)
+    return package.Model(test=mode, device=device, batch_size=batch_size)
