@@ -10,7 +10,9 @@
 
 #include "program/benchmark_runner.h"
 #include "program/flags.h"
+#include "program/plan.h"
 #include "program/reporter.h"
+#include "program/run_loop.h"
 #include "torchbench/device.h"
 #include "torchbench/registry.h"
 
@@ -35,6 +37,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   torchbench::Reporters reporters = torchbench::MakeReporters(argc, argv);
+  // The run loop writes --benchmark_out, not Google Benchmark.
+  torchbench::LoopOptions loop;
+  loop.out_path = torchbench::TakeFlag(&argc, argv, "benchmark_out");
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
 
@@ -52,20 +57,25 @@ int main(int argc, char** argv) {
     std::cerr << s.message() << "\n";
     return 1;
   }
-  torchbench::RunOptions options;
-  options.device = torchbench::DefaultDevice();
+  c10::Device device = torchbench::DefaultDevice();
   if (!flags->device.empty()) {
-    auto device = torchbench::ParseDevice(flags->device);
-    if (!device.ok()) {
-      std::cerr << device.status().message() << "\n";
+    auto parsed = torchbench::ParseDevice(flags->device);
+    if (!parsed.ok()) {
+      std::cerr << parsed.status().message() << "\n";
       return 2;
     }
-    options.device = *device;
+    device = *parsed;
   }
-  torchbench::RegisterModelBenchmarks(registry, options, nullptr);
-  benchmark::RunSpecifiedBenchmarks(reporters.display.get(),
-                                    reporters.file.get());
-  torchbench::ReleaseLiveInstance();
+  // The program's own phases: plan, then the run loop in this process.
+  const torchbench::RunOptions options =
+      torchbench::RunOptionsFrom(*flags, device, /*filter=*/"");
+  const auto planned = torchbench::PlanInstances(registry, options, nullptr);
+  torchbench::RunState state(options);
+  loop.name_width = planned.front().name.size();
+  if (!torchbench::RunLoop(planned, loop, &state, reporters.display.get(),
+                           reporters.file.get())) {
+    return 1;
+  }
   benchmark::Shutdown();
-  return torchbench::ErroredInstances() == 0 ? 0 : 1;
+  return state.errored() == 0 ? 0 : 1;
 }

@@ -4,41 +4,24 @@
 #include <c10/util/Exception.h>
 #include <torch/torch.h>
 
-#include <algorithm>
-#include <atomic>
-#include <cstdio>
 #include <exception>
-#include <iostream>
 #include <map>
-#include <memory>
-#include <regex>
-#include <set>
 #include <sstream>
-#include <string_view>
+#include <stdexcept>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "program/context.h"
 #include "program/filters.h"
 #include "program/isolation.h"
-#include "program/journal.h"
 #include "program/op_counter.h"
 #include "program/op_coverage.h"
 #include "program/profile.h"
-#include "program/reporter.h"
 #include "torchbench/device.h"
-#include "torchbench/instance.h"
 #include "torchbench/memory.h"
 
 namespace torchbench {
 namespace {
 
-std::atomic<int> errored_instances{0};
-
-InstanceCache& LiveInstance() {
-  static auto* cache = new InstanceCache();
-  return *cache;
-}
+using Counters = std::map<std::string, double>;
 
 // Returns a one-line message for an exception, without LibTorch's C++ stack
 // trace (c10::Error::what() appends it).
@@ -51,14 +34,6 @@ std::string Describe(const std::exception& e) {
     return msg;
   }
   return e.what();
-}
-
-void Fail(benchmark::State& state, const std::string& message) {
-  ++errored_instances;
-  LiveInstance().Release();
-  // Releasing after an out-of-memory error gives the next instance the
-  // whole device again.
-  state.SkipWithError(message.c_str());
 }
 
 const char* Bool(bool b) { return b ? "true" : "false"; }
@@ -86,58 +61,18 @@ std::string Label(const Instance& instance) {
   return label;
 }
 
-// An instance registered with a profiling pass.
-struct ProfilePlan {
-  const RegisteredModel* entry = nullptr;
-  ModelConfig config;
-  int warmup_steps = 0;
-  ProfileOptions options;
+// ---- Prepare ---------------------------------------------------------------
+
+// What Prepare hands Measure: an error every repetition reports, or the
+// counters of the untimed passes.
+struct Prepared {
+  std::string error;
+  Counters counters;
 };
 
-std::map<std::string, ProfilePlan>& ProfilePlans() {
-  static auto* plans = new std::map<std::string, ProfilePlan>();
-  return *plans;
-}
-
-// The counters of each instance's pass, taken once: its runs reach the
-// display and the file reporter, repetitions and aggregates apart.
-std::map<std::string, std::map<std::string, double>>& Profiles() {
-  static auto* profiles =
-      new std::map<std::string, std::map<std::string, double>>();
-  return *profiles;
-}
-
-// The per-step counters of `name`'s profiling pass, run on first use;
-// nullptr when `name` was not registered with one. Throws what the pass
-// throws.
-const std::map<std::string, double>* ProfileAfterRepetitions(
-    const std::string& name) {
-  auto done = Profiles().find(name);
-  if (done != Profiles().end()) return &done->second;
-  const auto plan = ProfilePlans().find(name);
-  if (plan == ProfilePlans().end()) return nullptr;
-  const ProfilePlan& p = plan->second;
-  Instance& instance =
-      LiveInstance().Acquire(*p.entry, p.config, p.warmup_steps);
-  return &Profiles()
-              .emplace(name,
-                       ProfileInstance(instance, name, p.options).counters)
-              .first->second;
-}
-
-// Each instance's coverage counters, taken once: its first call runs the
-// pass, right after the instance was built and warmed up, so the step
-// recorded is the same on every run whatever the timing.
-std::map<std::string, std::map<std::string, double>>& Coverages() {
-  static auto* coverages =
-      new std::map<std::string, std::map<std::string, double>>();
-  return *coverages;
-}
-
-// One step under OpCoverage; appends the instance's line to `path`.
-std::map<std::string, double> CoverageOf(Instance& instance,
-                                         const std::string& name,
-                                         const std::string& path) {
+// One untimed step under OpCoverage; appends the instance's line to `path`.
+Counters CoveragePass(Instance& instance, const std::string& name,
+                      const std::string& path) {
   std::vector<CoveredOp> ops;
   {
     OpCoverage coverage;
@@ -161,58 +96,109 @@ std::map<std::string, double> CoverageOf(Instance& instance,
   return CoverageCounters(ops);
 }
 
-void RunInstance(benchmark::State& state, const RegisteredModel* entry,
-                 ModelConfig config, int warmup_steps, bool count_ops,
-                 const std::string& coverage_file) {
+// One untimed step under an OpCounter.
+Counters OpCountPass(Instance& instance) {
+  OpCounter ops;
+  instance.Step();
+  SynchronizeDevice(instance.config().device);
+  return {{"aten_ops", static_cast<double>(ops.top_level_ops())},
+          {"optimizer_ops", static_cast<double>(ops.optimizer_ops())}};
+}
+
+// Builds and warms up the instance, then runs its untimed passes, so that
+// the step each pass records is the same whatever the timing does after.
+Prepared Prepare(const PlannedInstance& p, RunState* state) {
+  const RunOptions& options = state->options();
+  Prepared prepared;
+  if (Interrupted()) return prepared;  // Measure reports it.
+  const char* phase = "setup failed: ";
+  try {
+    Instance& instance =
+        state->live().Acquire(*p.entry, p.config, options.warmup_steps);
+    if (!options.op_coverage_file.empty()) {
+      phase = "op coverage failed: ";
+      prepared.counters.merge(
+          CoveragePass(instance, p.name, options.op_coverage_file));
+    }
+    if (options.count_ops) {
+      phase = "counting ops failed: ";
+      prepared.counters.merge(OpCountPass(instance));
+    }
+  } catch (const std::exception& e) {
+    prepared.error = absl::StrCat(phase, Describe(e));
+    prepared.counters.clear();
+    state->live().Release();
+  }
+  return prepared;
+}
+
+// ---- Measure ---------------------------------------------------------------
+
+void Fail(benchmark::State& st, RunState* state, const std::string& message) {
+  // Releasing after an out-of-memory error gives the next instance the
+  // whole device again.
+  state->live().Release();
+  st.SkipWithError(message.c_str());
+}
+
+void SetCounters(benchmark::State& st, const Instance& instance,
+                 const Counters& prepared, double device_seconds,
+                 double wall_seconds, int64_t peak, int64_t rss) {
+  const auto iterations = static_cast<double>(st.iterations());
+  const double samples =
+      iterations * static_cast<double>(instance.config().batch_size);
+  // Set directly rather than through SetItemsProcessed, whose rate Google
+  // Benchmark may divide by CPU time; this is samples per measured second.
+  st.counters["items_per_second"] =
+      benchmark::Counter(device_seconds > 0 ? samples / device_seconds : 0);
+  // Synchronized host seconds per step, beside the device-event Time.
+  st.counters["wall_time"] = benchmark::Counter(wall_seconds / iterations);
+  const auto bytes = [](int64_t value) {
+    return benchmark::Counter(static_cast<double>(value),
+                              benchmark::Counter::kDefaults,
+                              benchmark::Counter::OneK::kIs1024);
+  };
+  if (peak >= 0) st.counters["peak_mem"] = bytes(peak);
+  if (rss >= 0) st.counters["peak_host_rss"] = bytes(rss);
+  st.counters["params"] =
+      benchmark::Counter(static_cast<double>(instance.counts().parameters));
+  st.counters["batch_size"] =
+      benchmark::Counter(static_cast<double>(instance.config().batch_size));
+  for (const auto& [key, value] : prepared) {
+    st.counters[key] = benchmark::Counter(value);
+  }
+}
+
+// Google Benchmark's function for the instance: one step per iteration,
+// timed between the harness's device synchronizations.
+void MeasureSteps(benchmark::State& st, const PlannedInstance& p,
+                  const Prepared& prepared, RunState* state) {
   if (Interrupted()) {
     // Not an error of the model: dropped from the results and the journal.
-    LiveInstance().Release();
-    state.SkipWithError(kInterruptedMessage);
+    state->live().Release();
+    st.SkipWithError(kInterruptedMessage);
     return;
   }
+  if (!prepared.error.empty()) return Fail(st, state, prepared.error);
   Instance* instance = nullptr;
   try {
-    instance = &LiveInstance().Acquire(*entry, config, warmup_steps);
+    instance = &state->live().Acquire(*p.entry, p.config,
+                                      state->options().warmup_steps);
   } catch (const std::exception& e) {
-    Fail(state, absl::StrCat("setup failed: ", Describe(e)));
-    return;
+    return Fail(st, state, absl::StrCat("setup failed: ", Describe(e)));
   }
-  const std::string name =
-      InstanceName(entry->spec.name, config.mode, config.batch_size);
-  if (!coverage_file.empty() && Coverages().count(name) == 0) {
-    try {
-      Coverages()[name] = CoverageOf(*instance, name, coverage_file);
-    } catch (const std::exception& e) {
-      Fail(state, absl::StrCat("op coverage failed: ", Describe(e)));
-      return;
-    }
-  }
-  int64_t aten_ops = -1;
-  int64_t optimizer_ops = -1;
-  if (count_ops) {
-    try {
-      OpCounter ops;
-      instance->Step();
-      SynchronizeDevice(config.device);
-      aten_ops = ops.top_level_ops();
-      optimizer_ops = ops.optimizer_ops();
-    } catch (const std::exception& e) {
-      Fail(state, absl::StrCat("counting ops failed: ", Describe(e)));
-      return;
-    }
-  }
-
-  StepTimer timer(config.device);
-  ResetPeakMemory(config.device);
+  const c10::Device device = p.config.device;
+  StepTimer timer(device);
+  ResetPeakMemory(device);
   ResetPeakHostRss();
   torch::Tensor last;
   double device_seconds = 0;
   double wall_seconds = 0;
   try {
-    for (auto _ : state) {
+    for (auto _ : st) {
       if (Interrupted()) {
-        LiveInstance().Release();
-        state.SkipWithError(kInterruptedMessage);
+        state->live().Release();
+        st.SkipWithError(kInterruptedMessage);
         return;
       }
       // Freed before the next step, outside the timed region: kept alive, the
@@ -222,217 +208,129 @@ void RunInstance(benchmark::State& state, const RegisteredModel* entry,
       timer.Start();
       last = instance->Step();
       const StepTime t = timer.Stop();
-      state.SetIterationTime(t.seconds);
+      st.SetIterationTime(t.seconds);
       device_seconds += t.seconds;
       wall_seconds += t.wall_seconds;
     }
     CheckFinite(last,
-                absl::StrCat(config.mode == Mode::kTrain ? "loss" : "output",
-                             " (", PrecisionName(config.precision), ")"));
+                absl::StrCat(p.config.mode == Mode::kTrain ? "loss" : "output",
+                             " (", PrecisionName(p.config.precision), ")"));
   } catch (const std::exception& e) {
-    Fail(state, Describe(e));
-    return;
+    return Fail(st, state, Describe(e));
   }
   last = torch::Tensor();
+  if (st.iterations() == 0) return;
+  // The timed loop's peaks, read before a profiling pass can raise them.
+  SetCounters(st, *instance, prepared.counters, device_seconds, wall_seconds,
+              PeakMemoryBytes(device), PeakHostRssBytes());
+  st.SetLabel(Label(*instance));
+}
 
-  // The timed loop's peaks, read before the profiling pass can raise them.
-  const int64_t peak = PeakMemoryBytes(config.device);
-  const int64_t rss = PeakHostRssBytes();
+// Keeps what Google Benchmark reports for one instance.
+class CollectingReporter : public benchmark::BenchmarkReporter {
+ public:
+  CollectingReporter() { SetErrorStream(&discarded_); }
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    runs_.insert(runs_.end(), runs.begin(), runs.end());
+  }
+  std::vector<Run> TakeRuns() { return std::move(runs_); }
 
-  const auto iterations = static_cast<double>(state.iterations());
-  if (iterations == 0) return;
-  const double samples = iterations * static_cast<double>(config.batch_size);
-  // Set directly rather than through SetItemsProcessed, whose rate Google
-  // Benchmark may divide by CPU time; this is samples per measured second.
-  state.counters["items_per_second"] =
-      benchmark::Counter(device_seconds > 0 ? samples / device_seconds : 0);
-  // Synchronized host seconds per step, beside the device-event Time.
-  state.counters["wall_time"] = benchmark::Counter(wall_seconds / iterations);
-  if (peak >= 0) {
-    state.counters["peak_mem"] = benchmark::Counter(
-        static_cast<double>(peak), benchmark::Counter::kDefaults,
-        benchmark::Counter::OneK::kIs1024);
+ private:
+  std::ostringstream discarded_;  // "Failed to match any benchmarks ..."
+  std::vector<Run> runs_;
+};
+
+// Registers the instance with Google Benchmark and runs exactly it: its
+// iterations, repetitions and aggregates, as --benchmark_* flags say.
+std::vector<BenchmarkRun> Measure(const PlannedInstance& p,
+                                  const Prepared& prepared, RunState* state) {
+  benchmark::RegisterBenchmark(p.name.c_str(),
+                               [p, prepared, state](benchmark::State& st) {
+                                 MeasureSteps(st, p, prepared, state);
+                               })
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  CollectingReporter collected;
+  benchmark::RunSpecifiedBenchmarks(&collected, ExactBenchmarkFilter(p.name));
+  std::vector<BenchmarkRun> runs = collected.TakeRuns();
+  if (runs.empty()) {
+    runs = ErrorRecord(p.name, "Google Benchmark reported no run").runs;
   }
-  if (rss >= 0) {
-    state.counters["peak_host_rss"] = benchmark::Counter(
-        static_cast<double>(rss), benchmark::Counter::kDefaults,
-        benchmark::Counter::OneK::kIs1024);
+  return runs;
+}
+
+// ---- Profile ---------------------------------------------------------------
+
+// The profiling pass on the still-live instance (rebuilt if a repetition's
+// error released it); its per-step counters join every run (stddev and cv
+// as 0), or its error replaces them.
+void Profile(const PlannedInstance& p, RunState* state,
+             std::vector<BenchmarkRun>* runs) {
+  const RunOptions& options = state->options();
+  Counters counters;
+  std::string error;
+  try {
+    Instance& instance =
+        state->live().Acquire(*p.entry, p.config, options.warmup_steps);
+    counters = ProfileInstance(instance, p.name,
+                               {.steps = options.profile_steps,
+                                .trace_dir = options.trace_dir,
+                                .record_shapes = options.profile_shapes})
+                   .counters;
+  } catch (const std::exception& e) {
+    error = absl::StrCat("profiling failed: ", Describe(e));
+    state->live().Release();
   }
-  state.counters["params"] =
-      benchmark::Counter(static_cast<double>(instance->counts().parameters));
-  state.counters["batch_size"] =
-      benchmark::Counter(static_cast<double>(config.batch_size));
-  if (const auto it = Coverages().find(name); it != Coverages().end()) {
-    for (const auto& [key, value] : it->second) {
-      state.counters[key] = benchmark::Counter(value);
+  for (BenchmarkRun& run : *runs) {
+    if (!error.empty()) {
+      run.error_occurred = true;
+      run.error_message = error;
+      continue;
+    }
+    const bool spread =
+        run.run_type == BenchmarkRun::RT_Aggregate &&
+        (run.aggregate_name == "stddev" || run.aggregate_name == "cv");
+    for (const auto& [key, value] : counters) {
+      run.counters[key] = benchmark::Counter(spread ? 0 : value);
     }
   }
-  if (aten_ops >= 0) {
-    state.counters["aten_ops"] =
-        benchmark::Counter(static_cast<double>(aten_ops));
-    state.counters["optimizer_ops"] =
-        benchmark::Counter(static_cast<double>(optimizer_ops));
+  if (!error.empty()) state->CountError();
+}
+
+bool Errored(const std::vector<BenchmarkRun>& runs) {
+  for (const BenchmarkRun& run : runs) {
+    if (run.error_occurred && run.error_message != kInterruptedMessage) {
+      return true;
+    }
   }
-  state.SetLabel(Label(*instance));
+  return false;
+}
+
+bool Interrupted(const std::vector<BenchmarkRun>& runs) {
+  for (const BenchmarkRun& run : runs) {
+    if (run.error_message == kInterruptedMessage) return true;
+  }
+  return false;
 }
 
 }  // namespace
 
-std::vector<int64_t> ResolveBatchSizes(const ModelSpec& spec, Mode mode,
-                                       const std::vector<int64_t>& requested,
-                                       std::vector<RegistrationNote>* notes) {
-  const int64_t default_size = spec.DefaultBatchSize(mode);
-  auto note = [&](int64_t runs, std::string text) {
-    if (notes != nullptr) {
-      notes->push_back({InstanceName(spec.name, mode, runs), std::move(text)});
-    }
-  };
-  if (requested.empty()) return {default_size};
-  if (spec.fixed_batch_size) {
-    note(default_size,
-         absl::StrCat(spec.name, " ", ModeName(mode),
-                      " has a fixed batch size; running batch_size:",
-                      default_size, " only"));
-    return {default_size};
-  }
-  const int64_t smallest = spec.MinBatchSize(mode);
-  std::vector<int64_t> sizes;
-  for (int64_t size : requested) {
-    if (size < smallest) {
-      note(smallest, absl::StrCat(spec.name, " ", ModeName(mode),
-                                  " needs batch_size >= ", smallest, " (",
-                                  spec.min_batch_size_reason,
-                                  "); running batch_size:", smallest,
-                                  " instead of ", size));
-      size = smallest;
-    }
-    if (std::find(sizes.begin(), sizes.end(), size) == sizes.end()) {
-      sizes.push_back(size);
-    }
-  }
-  return sizes;
+RunState::RunState(RunOptions options) : options_(std::move(options)) {
+  live_.set_weights_file(options_.weights_file);
 }
 
-std::vector<PlannedInstance> PlanInstances(
-    const Registry& registry, const RunOptions& options,
-    std::vector<RegistrationNote>* notes) {
-  std::vector<PlannedInstance> planned;
-  for (const RegisteredModel* entry : registry.List()) {
-    for (Mode mode : {Mode::kTrain, Mode::kEval}) {
-      if (!entry->spec.Supports(mode)) continue;
-      for (int64_t batch_size :
-           ResolveBatchSizes(entry->spec, mode, options.batch_sizes, notes)) {
-        std::string name = InstanceName(entry->spec.name, mode, batch_size);
-        // Registering only what the filter selects lets Google Benchmark
-        // run exactly these, whatever it appends to their internal names.
-        if (!FilterSelects(options.filter, name)) continue;
-        ModelConfig config;
-        config.mode = mode;
-        config.batch_size = batch_size;
-        config.device = options.device;
-        config.precision = entry->spec.ResolvePrecision(options.precision, mode,
-                                                        options.device);
-        if (const std::string* why = entry->spec.UnsupportedReason(
-                config.precision, mode, config.device)) {
-          if (notes != nullptr) {
-            notes->push_back(
-                {name,
-                 absl::StrCat(name, " skipped: ", entry->spec.name,
-                              " does not run ", PrecisionName(config.precision),
-                              " (", *why, ")")});
-          }
-          continue;
-        }
-        config.optimizer = options.optimizer;
-        config.channels_last =
-            options.channels_last && entry->spec.supports_channels_last;
-        config.seed = options.seed;
-        planned.push_back({std::move(name), entry, config});
-      }
-    }
+RunState::~RunState() { live_.Release(); }
+
+InstanceRecord RunInProcess(const PlannedInstance& instance, RunState* state) {
+  const Prepared prepared = Prepare(instance, state);
+  InstanceRecord record{instance.name, Measure(instance, prepared, state)};
+  if (Errored(record.runs)) {
+    state->CountError();
+  } else if (state->options().profile_steps > 0 && !Interrupted(record.runs)) {
+    Profile(instance, state, &record.runs);
   }
-  return planned;
-}
-
-void RegisterInstances(const std::vector<PlannedInstance>& planned,
-                       const RunOptions& options) {
-  const int warmup = options.warmup_steps;
-  const bool count_ops = options.count_ops;
-  const std::string coverage_file = options.op_coverage_file;
-  for (const PlannedInstance& p : planned) {
-    const RegisteredModel* entry = p.entry;
-    const ModelConfig config = p.config;
-    if (options.profile_steps > 0) {
-      ProfilePlan& plan = ProfilePlans()[p.name];
-      plan = {.entry = entry, .config = config, .warmup_steps = warmup};
-      plan.options.steps = options.profile_steps;
-      plan.options.trace_dir = options.trace_dir;
-      plan.options.record_shapes = options.profile_shapes;
-    }
-    benchmark::RegisterBenchmark(p.name.c_str(),
-                                 [entry, config, warmup, count_ops,
-                                  coverage_file](benchmark::State& state) {
-                                   RunInstance(state, entry, config, warmup,
-                                               count_ops, coverage_file);
-                                 })
-        ->UseManualTime()
-        ->Unit(benchmark::kMillisecond);
-  }
-}
-
-std::vector<std::string> RegisterModelBenchmarks(
-    const Registry& registry, const RunOptions& options,
-    std::vector<RegistrationNote>* notes) {
-  const std::vector<PlannedInstance> planned =
-      PlanInstances(registry, options, notes);
-  RegisterInstances(planned, options);
-  std::vector<std::string> names;
-  for (const auto& p : planned) names.push_back(p.name);
-  return names;
-}
-
-void ProfilingReporter::ReportRuns(const std::vector<Run>& runs) {
-  // The runs of one instance reach this reporter up to four times
-  // (repetitions and aggregates, display and file): a failed pass is
-  // reported, and counted, once per instance.
-  static auto* failures = new std::map<std::string, std::string>();
-  std::vector<Run> out = runs;
-  for (Run& run : out) {
-    if (run.error_occurred) continue;
-    const std::string name = run.run_name.function_name;
-    const std::map<std::string, double>* counters = nullptr;
-    if (!failures->count(name)) {
-      try {
-        counters = ProfileAfterRepetitions(name);
-      } catch (const std::exception& e) {
-        failures->emplace(name,
-                          absl::StrCat("profiling failed: ", Describe(e)));
-        ++errored_instances;
-        LiveInstance().Release();
-      }
-    }
-    if (const auto failed = failures->find(name); failed != failures->end()) {
-      run.error_occurred = true;
-      run.error_message = failed->second;
-      continue;
-    }
-    if (counters == nullptr) continue;
-    const bool spread =
-        run.run_type == Run::RT_Aggregate &&
-        (run.aggregate_name == "stddev" || run.aggregate_name == "cv");
-    for (const auto& [key, value] : *counters) {
-      run.counters[key] = benchmark::Counter(spread ? 0 : value);
-    }
-  }
-  ForwardingReporter::ReportRuns(out);
-}
-
-int ErroredInstances() { return errored_instances.load(); }
-
-void ReleaseLiveInstance() { LiveInstance().Release(); }
-
-void SetLiveInstanceWeights(const std::string& path) {
-  LiveInstance().set_weights_file(path);
+  return record;
 }
 
 }  // namespace torchbench

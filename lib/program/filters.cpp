@@ -21,19 +21,8 @@ std::string EscapeRegex(const std::string& text) {
   return e;
 }
 
-std::string GoogleBenchmarkFilter(const std::string& filter,
-                                  const std::vector<std::string>& registered) {
-  if (filter.empty() || filter == "all") return "all";
-  // A negative filter already spared every registered name; the caller's
-  // own benchmarks see it unchanged.
-  if (filter.front() == '-' || registered.empty()) return filter;
-  std::vector<std::string> escaped;
-  escaped.reserve(registered.size());
-  for (const std::string& name : registered) {
-    escaped.push_back(EscapeRegex(name));
-  }
-  return absl::StrCat("^(", absl::StrJoin(escaped, "|"), ")/manual_time$|",
-                      filter);
+std::string ExactBenchmarkFilter(const std::string& name) {
+  return absl::StrCat("^", EscapeRegex(name), "/manual_time$");
 }
 
 std::string FilterError(const std::string& filter) {

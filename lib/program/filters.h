@@ -22,14 +22,10 @@ bool FilterSelects(const std::string& filter, const std::string& name);
 // expression, or "" when it is.
 std::string FilterError(const std::string& filter);
 
-// Returns the filter to hand Google Benchmark so that it runs exactly the
-// TorchBench benchmarks `registered` (the names RegisterModelBenchmarks
-// returned for `filter`) and, among any other benchmarks of the process,
-// those `filter` selects. Google Benchmark matches manually timed benchmarks
-// by an internal name ending in "/manual_time"; this keeps `^name$` working
-// on the names the harness prints.
-std::string GoogleBenchmarkFilter(const std::string& filter,
-                                  const std::vector<std::string>& registered);
+// The filter that hands Google Benchmark exactly the harness's benchmark
+// `name`: Google Benchmark matches a manually timed benchmark by an internal
+// name ending in "/manual_time".
+std::string ExactBenchmarkFilter(const std::string& name);
 
 }  // namespace torchbench
 

@@ -3,216 +3,398 @@
 #include <unistd.h>
 
 #include <string>
-#include <string_view>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "program/slow_op.h"
 
 namespace torchbench {
 namespace {
 
-constexpr char kPrefix[] = "--torchbench_";
+constexpr absl::string_view kPrefix = "--torchbench_";
+using Value = std::optional<std::string>;
 
-absl::StatusOr<bool> ParseBool(const std::string& flag,
-                               const std::optional<std::string>& value) {
-  if (!value || *value == "true" || *value == "1") return true;
-  if (*value == "false" || *value == "0") return false;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--", flag, "=", *value, ": expected true or false"));
+absl::Status Invalid(const char* flag, const Value& value,
+                     absl::string_view expected) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--torchbench_", flag, "=", value.value_or(""), ": ", expected));
 }
 
-absl::StatusOr<std::vector<int64_t>> ParseBatchSizes(const std::string& text) {
-  std::vector<int64_t> sizes;
-  for (const auto& piece : absl::StrSplit(text, ',')) {
-    const std::string item(piece.data(), piece.size());
-    int64_t size = 0;
-    if (!absl::SimpleAtoi(item, &size) || size <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--torchbench_batch_sizes=", text, ": '", item,
-                       "' is not a positive integer batch size"));
-    }
-    sizes.push_back(size);
+// The value of a flag that needs one, or InvalidArgument.
+absl::StatusOr<std::string> Need(const char* flag, const Value& value) {
+  if (!value || value->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--torchbench_", flag, " needs a value (--torchbench_", flag, "=...)"));
   }
-  return sizes;
+  return *value;
+}
+
+absl::StatusOr<bool> Bool(const char* flag, const Value& value) {
+  if (!value || *value == "true" || *value == "1") return true;
+  if (*value == "false" || *value == "0") return false;
+  return Invalid(flag, value, "expected true or false");
+}
+
+// The table's parsers, one per kind of value.
+#define TB_STRING(flag, field)                          \
+  [](const Value& v, HarnessFlags* f) -> absl::Status { \
+    auto s = Need(flag, v);                             \
+    if (s.ok()) f->field = *s;                          \
+    return s.status();                                  \
+  }
+#define TB_SWITCH(flag, field)                          \
+  [](const Value& v, HarnessFlags* f) -> absl::Status { \
+    auto b = Bool(flag, v);                             \
+    if (b.ok()) f->field = *b;                          \
+    return b.status();                                  \
+  }
+
+absl::Status ParseBatchSizes(const Value& v, HarnessFlags* f) {
+  auto text = Need("batch_sizes", v);
+  if (!text.ok()) return text.status();
+  f->batch_sizes.clear();
+  for (const auto& piece : absl::StrSplit(*text, ',')) {
+    int64_t size = 0;
+    if (!absl::SimpleAtoi(piece, &size) || size <= 0) {
+      return Invalid(
+          "batch_sizes", v,
+          absl::StrCat("'", piece, "' is not a positive integer batch size"));
+    }
+    f->batch_sizes.push_back(size);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParsePrecisionFlag(const Value& v, HarnessFlags* f) {
+  auto text = Need("precision", v);
+  if (!text.ok()) return text.status();
+  const auto precision = ParsePrecision(*text);
+  if (!precision) {
+    return Invalid("precision", v,
+                   "expected fp32, tf32, fp16, bf16, amp_fp16, amp_bf16 or "
+                   "default");
+  }
+  f->precision = *precision;
+  return absl::OkStatus();
+}
+
+absl::Status ParseOptimizer(const Value& v, HarnessFlags* f) {
+  auto text = Need("optimizer", v);
+  if (!text.ok()) return text.status();
+  if (*text == "default") {
+    f->optimizer = OptimizerPath::kDefault;
+  } else if (*text == "foreach") {
+    f->optimizer = OptimizerPath::kForeach;
+  } else if (*text == "single") {
+    f->optimizer = OptimizerPath::kSingle;
+  } else {
+    return Invalid("optimizer", v, "expected default, foreach or single");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseProfileSteps(const Value& v, HarnessFlags* f) {
+  auto text = Need("profile_steps", v);
+  if (!text.ok()) return text.status();
+  if (!absl::SimpleAtoi(*text, &f->profile_steps) || f->profile_steps <= 0) {
+    return Invalid("profile_steps", v, "expected a positive number of steps");
+  }
+  f->profile = true;
+  return absl::OkStatus();
+}
+
+absl::Status ParseTraceDir(const Value& v, HarnessFlags* f) {
+  auto text = Need("trace_dir", v);
+  if (!text.ok()) return text.status();
+  f->trace_dir = *text;
+  f->profile = true;
+  return absl::OkStatus();
+}
+
+absl::Status ParseProfileShapes(const Value& v, HarnessFlags* f) {
+  auto b = Bool("profile_shapes", v);
+  if (!b.ok()) return b.status();
+  f->profile_shapes = *b;
+  f->profile = f->profile || *b;
+  return absl::OkStatus();
+}
+
+absl::Status ParseSlowOpFlag(const Value& v, HarnessFlags* f) {
+  auto text = Need("testonly_slow_op", v);
+  if (!text.ok()) return text.status();
+  if (auto spec = ParseSlowOp(*text); !spec.ok()) return spec.status();
+  f->testonly_slow_op = *text;
+  return absl::OkStatus();
+}
+
+absl::Status ParseWeights(const Value& v, HarnessFlags* f) {
+  auto text = Need("weights", v);
+  if (!text.ok()) return text.status();
+  if (access(text->c_str(), R_OK) != 0) {
+    return Invalid("weights", v, "no readable file there");
+  }
+  f->weights = *text;
+  return absl::OkStatus();
+}
+
+absl::Status ParseWarmupSteps(const Value& v, HarnessFlags* f) {
+  auto text = Need("warmup_steps", v);
+  if (!text.ok()) return text.status();
+  if (!absl::SimpleAtoi(*text, &f->warmup_steps) || f->warmup_steps < 0) {
+    return Invalid("warmup_steps", v, "expected a non-negative integer");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseSeed(const Value& v, HarnessFlags* f) {
+  auto text = Need("seed", v);
+  if (!text.ok()) return text.status();
+  if (!absl::SimpleAtoi(*text, &f->seed)) {
+    return Invalid("seed", v, "expected a non-negative integer");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseHostMallocFlag(const Value& v, HarnessFlags* f) {
+  auto text = Need("host_malloc", v);
+  if (!text.ok()) return text.status();
+  auto policy = ParseHostMalloc(*text);
+  if (!policy.ok()) return policy.status();
+  f->host_malloc = *policy;
+  return absl::OkStatus();
+}
+
+absl::Status ParseListModels(const Value& v, HarnessFlags* f) {
+  const std::string format = v.value_or("table");
+  if (format != "table" && format != "json") {
+    return Invalid("list_models", v, "expected table or json");
+  }
+  f->list_models = format;
+  return absl::OkStatus();
+}
+
+absl::Status ParseIsolate(const Value& v, HarnessFlags* f) {
+  auto text = Need("isolate", v);
+  if (!text.ok()) return text.status();
+  if (*text != "process" && *text != "none") {
+    return Invalid("isolate", v, "expected process or none");
+  }
+  f->isolate = *text == "process";
+  return absl::OkStatus();
+}
+
+absl::Status ParseInstanceTimeout(const Value& v, HarnessFlags* f) {
+  auto text = Need("instance_timeout", v);
+  if (!text.ok()) return text.status();
+  if (!absl::SimpleAtod(*text, &f->instance_timeout) ||
+      !(f->instance_timeout >= 0)) {
+    return Invalid("instance_timeout", v,
+                   "expected seconds >= 0 (0: no limit)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseShardFlag(const Value& v, HarnessFlags* f) {
+  auto text = Need("shard", v);
+  if (!text.ok()) return text.status();
+  auto shard = ParseShard(*text);
+  if (!shard.ok()) return Invalid("shard", v, shard.status().message());
+  f->shard = *shard;
+  return absl::OkStatus();
+}
+
+absl::Status ParseHelp(const Value& v, HarnessFlags* f) {
+  const std::string format = v.value_or("text");
+  if (format != "text" && format != "markdown") {
+    return Invalid("help", v, "expected text or markdown");
+  }
+  f->help = format;
+  return absl::OkStatus();
+}
+
+constexpr FlagSpec kFlags[] = {
+    {"device", "cpu|cuda[:i]", "cuda when usable, else cpu",
+     "The device to run on; cuda without a usable GPU is one line and exit "
+     "status 2.",
+     TB_STRING("device", device)},
+    {"batch_sizes", "1,8,32", "each model's own",
+     "Batch sizes instead of each model's defaults. Fixed-batch models keep "
+     "theirs, and a size below a model's smallest valid batch runs at that "
+     "batch, each with a note.",
+     ParseBatchSizes},
+    {"precision", "fp32|tf32|fp16|bf16|amp_fp16|amp_bf16|default", "fp32",
+     "fp32: PyTorch's own math flags, as TorchBench's fp32 (on CUDA cuDNN may "
+     "use TF32, matmuls do not). tf32: both may. fp16, bf16: module and "
+     "inputs converted. amp_fp16, amp_bf16: autocast (fp16 Train scales the "
+     "loss where the model's TorchBench code does). default: each model's "
+     "TorchBench default on the device (fp16 Eval for the torchvision and "
+     "timm classifiers on CUDA, ...; fp32 on the CPU). A precision a model "
+     "cannot run is skipped with a note.",
+     ParsePrecisionFlag},
+    {"optimizer", "default|foreach|single", "default",
+     "The optimizers' multi-tensor (_foreach_) or per-parameter path; "
+     "default picks as PyTorch does (foreach on CUDA, single elsewhere).",
+     ParseOptimizer},
+    {"count_ops", "", "off",
+     "One extra untimed step per instance counts the ATen operators it "
+     "issues (counters aten_ops, optimizer_ops).",
+     TB_SWITCH("count_ops", count_ops)},
+    {"profile", "", "off",
+     "After each instance's measured repetitions, one discarded and K more "
+     "steps under the Kineto profiler add per-step counters "
+     "(aten_ops_per_step, would_sync_per_step; on a GPU busy, active, memcpy "
+     "and idle shares, kernels_per_step, syncs_per_step, memcpy_per_step).",
+     TB_SWITCH("profile", profile)},
+    {"profile_steps", "K", "5",
+     "Steps in the profiling pass; implies --torchbench_profile.",
+     ParseProfileSteps},
+    {"trace_dir", "DIR", "",
+     "Also save each instance's Chrome trace (Perfetto, Holistic Trace "
+     "Analysis) and top-k operator tables in DIR; implies "
+     "--torchbench_profile. The trace holds K+2 steps (the profiler's "
+     "discarded start-up step, the K, and one more that HTA drops); the "
+     "tables are per step over the K.",
+     ParseTraceDir},
+    {"profile_shapes", "", "off",
+     "The profiler also records each operator's input shapes, dtypes and "
+     "scalars (in the trace; tools/tb abtest's micro-benchmarks use them); "
+     "implies --torchbench_profile.",
+     ParseProfileShapes},
+    {"op_coverage", "FILE", "",
+     "The operators each instance dispatches in one untimed step after "
+     "warm-up (by phase, top level or nested, with call counts and dispatch "
+     "keys), appended to FILE as JSON lines after the registry of every "
+     "operator, and ops_distinct* counters in its results; tools/tb coverage "
+     "reads FILE.",
+     TB_STRING("op_coverage", op_coverage)},
+    {"channels_last", "", "off",
+     "Channels-last memory format for the vision models.",
+     TB_SWITCH("channels_last", channels_last)},
+    {"weights", "FILE", "",
+     "Every selected instance loads its parameters and buffers from this "
+     "safetensors file (the reference's state_dict names, non-persistent "
+     "buffers too) before warm-up; a file that does not fit fails that "
+     "instance with the keys that differ.",
+     ParseWeights},
+    {"warmup_steps", "N", "3",
+     "Untimed steps after building each instance (3, as TorchBench's "
+     "run.py).",
+     ParseWarmupSteps},
+    {"seed", "N", "1337", "Seed for weights and inputs (TorchBench's).",
+     ParseSeed},
+    {"fail_on_error", "true|false", "true",
+     "false: exit 0 even when an instance errored.",
+     TB_SWITCH("fail_on_error", fail_on_error)},
+    {"cpu_memory_counter", "true|false", "true",
+     "false: leave LibTorch's CPU allocator alone (no peak_mem on the CPU).",
+     TB_SWITCH("cpu_memory_counter", cpu_memory_counter)},
+    {"host_malloc", "retain|glibc", "retain",
+     "retain: memory a step frees stays in the process for the next step, "
+     "as the caching allocator keeps it on a GPU, so no step re-faults pages "
+     "that glibc's trimming gave back. glibc: malloc as glibc and its "
+     "MALLOC_* tunables set it.",
+     ParseHostMallocFlag},
+    {"list_models", "table|json", "table",
+     "Every model's metadata and parameter and buffer element counts (the "
+     "table of models/README.md), then exit.",
+     ParseListModels},
+    {"isolate", "process|none", "none",
+     "process: each instance in a child process, so a crash, exit, hang or "
+     "out-of-memory kill is that instance's error and the run goes on.",
+     ParseIsolate},
+    {"instance_timeout", "S", "3600",
+     "Kill an isolated instance still running after S seconds and report it "
+     "(0: no limit).",
+     ParseInstanceTimeout},
+    {"journal", "FILE", "",
+     "Append each finished instance to FILE (JSON lines), so an interrupted "
+     "run loses nothing.",
+     TB_STRING("journal", journal)},
+    {"resume", "FILE", "",
+     "Report the instances FILE holds as if they had just run, run the "
+     "others and append them to it.",
+     TB_STRING("resume", resume)},
+    {"shard", "I/N", "from Slurm or Kubernetes",
+     "Run shard I (0-based) of N, balanced by cost (default: "
+     "SLURM_ARRAY_TASK_ID and _COUNT, or JOB_COMPLETION_INDEX with "
+     "TORCHBENCH_SHARD_COUNT).",
+     ParseShardFlag},
+    {"shard_costs", "F.json", "parameter counts",
+     "Balance shards by a previous run's times.",
+     TB_STRING("shard_costs", shard_costs)},
+    {"testonly_slow_op", "aten::mm:0.2", "",
+     "Test only: every call of that operator takes 1.2 times its time "
+     "(checks tools/tb abtest).",
+     ParseSlowOpFlag},
+    {"help", "text|markdown", "text",
+     "This list (markdown: the table of tools/README.md).", ParseHelp},
+    {"child_result", "FILE", "",
+     "Internal: an isolated child journals its one instance to FILE.",
+     TB_STRING("child_result", child_result), /*internal=*/true},
+};
+
+#undef TB_STRING
+#undef TB_SWITCH
+
+const FlagSpec* FindFlag(absl::string_view name) {
+  for (const FlagSpec& flag : kFlags) {
+    if (name == flag.name) return &flag;
+  }
+  return nullptr;
+}
+
+std::string Usage(const FlagSpec& flag) {
+  return *flag.value == '\0'
+             ? absl::StrCat(kPrefix, flag.name)
+             : absl::StrCat(kPrefix, flag.name, "=", flag.value);
+}
+
+// Appends `text` wrapped at `width` columns, each line after the first
+// indented by `indent`.
+void AppendWrapped(std::string* out, absl::string_view text, size_t indent,
+                   size_t column, size_t width) {
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (column + 1 + word.size() > width && column > indent) {
+      absl::StrAppend(out, "\n", std::string(indent, ' '));
+      column = indent;
+    } else if (column > indent) {
+      out->push_back(' ');
+      ++column;
+    }
+    absl::StrAppend(out, word);
+    column += word.size();
+  }
 }
 
 }  // namespace
+
+std::span<const FlagSpec> FlagTable() { return kFlags; }
 
 absl::StatusOr<HarnessFlags> ParseHarnessFlags(int* argc, char** argv) {
   HarnessFlags flags;
   int kept = 1;
   for (int i = 1; i < *argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg.rfind(kPrefix, 0) != 0) {
+    const absl::string_view arg = argv[i];
+    if (!absl::StartsWith(arg, kPrefix)) {
       argv[kept++] = argv[i];
       continue;
     }
-    const auto eq = arg.find('=');
-    const std::string name =
-        arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    std::optional<std::string> value;
-    if (eq != std::string::npos) value = arg.substr(eq + 1);
-    auto need_value = [&]() -> absl::Status {
-      if (!value || value->empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--", name, " needs a value (--", name, "=...)"));
-      }
-      return absl::OkStatus();
-    };
-
-    if (name == "torchbench_batch_sizes") {
-      if (auto s = need_value(); !s.ok()) return s;
-      auto sizes = ParseBatchSizes(*value);
-      if (!sizes.ok()) return sizes.status();
-      flags.batch_sizes = *std::move(sizes);
-    } else if (name == "torchbench_device") {
-      if (auto s = need_value(); !s.ok()) return s;
-      flags.device = *value;
-    } else if (name == "torchbench_precision") {
-      if (auto s = need_value(); !s.ok()) return s;
-      const auto precision = ParsePrecision(*value);
-      if (!precision) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--torchbench_precision=", *value,
-                         ": expected fp32, tf32, fp16, bf16, amp_fp16, "
-                         "amp_bf16 or default"));
-      }
-      flags.precision = *precision;
-    } else if (name == "torchbench_optimizer") {
-      if (auto s = need_value(); !s.ok()) return s;
-      if (*value == "default") {
-        flags.optimizer = OptimizerPath::kDefault;
-      } else if (*value == "foreach") {
-        flags.optimizer = OptimizerPath::kForeach;
-      } else if (*value == "single") {
-        flags.optimizer = OptimizerPath::kSingle;
-      } else {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--torchbench_optimizer=", *value,
-                         ": expected default, foreach or single"));
-      }
-    } else if (name == "torchbench_count_ops") {
-      auto b = ParseBool(name, value);
-      if (!b.ok()) return b.status();
-      flags.count_ops = *b;
-    } else if (name == "torchbench_profile") {
-      auto b = ParseBool(name, value);
-      if (!b.ok()) return b.status();
-      flags.profile = *b;
-    } else if (name == "torchbench_profile_steps") {
-      if (auto s = need_value(); !s.ok()) return s;
-      int steps = 0;
-      if (!absl::SimpleAtoi(*value, &steps) || steps <= 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--torchbench_profile_steps=", *value,
-                         ": expected a positive number of steps"));
-      }
-      flags.profile_steps = steps;
-      flags.profile = true;
-    } else if (name == "torchbench_trace_dir") {
-      if (auto s = need_value(); !s.ok()) return s;
-      flags.trace_dir = *value;
-      flags.profile = true;
-    } else if (name == "torchbench_profile_shapes") {
-      auto b = ParseBool(name, value);
-      if (!b.ok()) return b.status();
-      flags.profile_shapes = *b;
-      flags.profile = flags.profile || *b;
-    } else if (name == "torchbench_testonly_slow_op") {
-      if (auto s = need_value(); !s.ok()) return s;
-      if (auto spec = ParseSlowOp(*value); !spec.ok()) return spec.status();
-      flags.testonly_slow_op = *value;
-    } else if (name == "torchbench_op_coverage") {
-      if (auto s = need_value(); !s.ok()) return s;
-      flags.op_coverage = *value;
-    } else if (name == "torchbench_weights") {
-      if (auto s = need_value(); !s.ok()) return s;
-      if (value->empty() || access(std::string(*value).c_str(), R_OK) != 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--torchbench_weights=", *value, ": no readable file there"));
-      }
-      flags.weights = *value;
-    } else if (name == "torchbench_channels_last") {
-      auto b = ParseBool(name, value);
-      if (!b.ok()) return b.status();
-      flags.channels_last = *b;
-    } else if (name == "torchbench_warmup_steps") {
-      if (auto s = need_value(); !s.ok()) return s;
-      if (!absl::SimpleAtoi(*value, &flags.warmup_steps) ||
-          flags.warmup_steps < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--torchbench_warmup_steps=", *value,
-                         ": expected a non-negative integer"));
-      }
-    } else if (name == "torchbench_seed") {
-      if (auto s = need_value(); !s.ok()) return s;
-      if (!absl::SimpleAtoi(*value, &flags.seed)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--torchbench_seed=", *value, ": expected a non-negative integer"));
-      }
-    } else if (name == "torchbench_fail_on_error") {
-      auto b = ParseBool(name, value);
-      if (!b.ok()) return b.status();
-      flags.fail_on_error = *b;
-    } else if (name == "torchbench_host_malloc") {
-      if (auto s = need_value(); !s.ok()) return s;
-      auto policy = ParseHostMalloc(*value);
-      if (!policy.ok()) return policy.status();
-      flags.host_malloc = *policy;
-    } else if (name == "torchbench_cpu_memory_counter") {
-      auto b = ParseBool(name, value);
-      if (!b.ok()) return b.status();
-      flags.cpu_memory_counter = *b;
-    } else if (name == "torchbench_list_models") {
-      const std::string format = value.value_or("table");
-      if (format != "table" && format != "json") {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--torchbench_list_models=", format, ": expected table or json"));
-      }
-      flags.list_models = format;
-    } else if (name == "torchbench_isolate") {
-      if (auto s = need_value(); !s.ok()) return s;
-      if (*value != "process" && *value != "none") {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--torchbench_isolate=", *value, ": expected process or none"));
-      }
-      flags.isolate = *value == "process";
-    } else if (name == "torchbench_instance_timeout") {
-      if (auto s = need_value(); !s.ok()) return s;
-      if (!absl::SimpleAtod(*value, &flags.instance_timeout) ||
-          !(flags.instance_timeout >= 0)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--torchbench_instance_timeout=", *value,
-                         ": expected seconds >= 0 (0: no limit)"));
-      }
-    } else if (name == "torchbench_journal") {
-      if (auto s = need_value(); !s.ok()) return s;
-      flags.journal = *value;
-    } else if (name == "torchbench_resume") {
-      if (auto s = need_value(); !s.ok()) return s;
-      flags.resume = *value;
-    } else if (name == "torchbench_shard") {
-      if (auto s = need_value(); !s.ok()) return s;
-      auto shard = ParseShard(*value);
-      if (!shard.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--torchbench_shard=", *value, ": ", shard.status().message()));
-      }
-      flags.shard = *shard;
-    } else if (name == "torchbench_shard_costs") {
-      if (auto s = need_value(); !s.ok()) return s;
-      flags.shard_costs = *value;
-    } else if (name == "torchbench_child_result") {
-      if (auto s = need_value(); !s.ok()) return s;
-      flags.child_result = *value;
-    } else if (name == "torchbench_help") {
-      flags.help = true;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown flag --", name, " (--torchbench_help lists the flags)"));
+    const size_t eq = arg.find('=');
+    const absl::string_view name = arg.substr(
+        kPrefix.size(), eq == absl::string_view::npos ? absl::string_view::npos
+                                                      : eq - kPrefix.size());
+    const FlagSpec* flag = FindFlag(name);
+    if (flag == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag --torchbench_", name,
+                       " (--torchbench_help lists the flags)"));
     }
+    Value value;
+    if (eq != absl::string_view::npos) value = std::string(arg.substr(eq + 1));
+    if (absl::Status s = flag->parse(value, &flags); !s.ok()) return s;
   }
   *argc = kept;
   argv[kept] = nullptr;
@@ -220,81 +402,45 @@ absl::StatusOr<HarnessFlags> ParseHarnessFlags(int* argc, char** argv) {
 }
 
 std::string HarnessFlagsHelp() {
-  return R"(torchbench flags (every --benchmark_* flag of Google Benchmark works too):
-  --torchbench_device=cpu|cuda[:i]   device to run on (default: cuda when usable, else cpu)
-  --torchbench_batch_sizes=1,8,32    batch sizes instead of each model's defaults
-                                     (models with a fixed batch size keep theirs)
-  --torchbench_precision=P          fp32 (default; PyTorch's math flags: cuDNN
-                                     may use TF32, matmuls not), tf32 (both may),
-                                     fp16 / bf16 (module and inputs converted),
-                                     amp_fp16 / amp_bf16 (autocast; fp16 Train
-                                     scales the loss where the model's TorchBench
-                                     code does), or default (each model's
-                                     TorchBench default: fp16 Eval for torchvision
-                                     and timm on CUDA, ...; fp32 on the CPU)
-  --torchbench_optimizer=default|foreach|single
-                                     optimizer path: multi-tensor _foreach_ ops or
-                                     a per-parameter loop (default: foreach on
-                                     CUDA, single elsewhere, as PyTorch picks)
-  --torchbench_count_ops             count ATen ops in one extra untimed step
-                                     (counters aten_ops, optimizer_ops)
-  --torchbench_profile               after each instance's timed loop, profile more
-                                     steps with Kineto: aten_ops_per_step,
-                                     would_sync_per_step and, on a GPU, busy, active,
-                                     memcpy and idle shares (idle split host-wait /
-                                     kernel-wait / other), kernels_per_step,
-                                     syncs_per_step, memcpy_per_step
-  --torchbench_profile_steps=K       steps in that pass (default 5; implies
-                                     --torchbench_profile)
-  --torchbench_trace_dir=DIR         also save each instance's Chrome trace (Perfetto,
-                                     Holistic Trace Analysis) and top-k op tables
-                                     in DIR (implies --torchbench_profile); the
-                                     trace holds K+2 steps (the profiler's discarded
-                                     start-up step, ProfilerStep#0..K-1 and #K,
-                                     which HTA drops), the tables are per step over
-                                     the K
-  --torchbench_profile_shapes        the profiler also records each op's input
-                                     shapes, dtypes and scalars (in the trace;
-                                     implies --torchbench_profile)
-  --torchbench_testonly_slow_op=aten::mm:0.2
-                                     test-only: every call of that operator takes
-                                     1.2x its time (checks tools/tb abtest)
-  --torchbench_op_coverage=FILE      the operators each instance dispatches in one
-                                     untimed step (after warm-up), by phase, to FILE
-                                     (JSON lines; tools/tb coverage reads it), and
-                                     ops_distinct* counters to its results
-  --torchbench_channels_last         channels-last memory format for vision models
-  --torchbench_weights=FILE          load every parameter and buffer of each selected
-                                     instance from this safetensors file (the
-                                     reference's state_dict names) once it is built
-  --torchbench_warmup_steps=N        untimed steps before timing each instance (default 3)
-  --torchbench_seed=N                seed for weights and inputs (default 1337)
-  --torchbench_fail_on_error=false   exit 0 even when an instance errored
-  --torchbench_cpu_memory_counter=false  do not count CPU tensor memory
-  --torchbench_host_malloc=retain|glibc  retain (default): freed host memory stays in
-                                     the process, so no step re-faults pages that
-                                     glibc's trimming gave back; glibc: malloc as
-                                     glibc and its MALLOC_* tunables set it
-  --torchbench_list_models[=json]    list models with metadata and element counts, then exit
-  --torchbench_isolate=process       run each instance in a child process: a crash,
-                                     exit, hang or out-of-memory kill becomes that
-                                     instance's error and the run goes on
-  --torchbench_instance_timeout=S    kill an isolated instance after S seconds
-                                     (default 3600; 0: no limit)
-  --torchbench_journal=FILE          append each finished instance to FILE (JSON lines)
-  --torchbench_resume=FILE           skip the instances FILE holds (reporting them from
-                                     it) and append the others to it
-  --torchbench_shard=I/N             run shard I (0-based) of N, balanced by cost
-                                     (default: SLURM_ARRAY_TASK_ID/_COUNT, or
-                                     JOB_COMPLETION_INDEX with TORCHBENCH_SHARD_COUNT)
-  --torchbench_shard_costs=F.json    balance shards by a previous run's times
-                                     (default: by parameter counts)
-  --torchbench_help                  this text
-Benchmarks are named <model>/<Train|Eval>/batch_size:<N>, e.g.
-  --benchmark_filter='BERT.*Train'  --benchmark_out=run.json
-Ctrl-C ends the current instance and still writes --benchmark_out with what
-finished (exit status 130).
-)";
+  constexpr size_t kColumn = 37;
+  constexpr size_t kWidth = 100;
+  std::string out =
+      "torchbench flags (every --benchmark_* flag of Google Benchmark works "
+      "too):\n";
+  for (const FlagSpec& flag : kFlags) {
+    if (flag.internal) continue;
+    const std::string usage = absl::StrCat("  ", Usage(flag));
+    if (usage.size() + 1 >= kColumn) {
+      absl::StrAppend(&out, usage, "\n", std::string(kColumn, ' '));
+    } else {
+      absl::StrAppend(&out, usage, std::string(kColumn - usage.size(), ' '));
+    }
+    std::string help(flag.help);
+    if (*flag.default_value != '\0') {
+      absl::StrAppend(&help, " (default: ", flag.default_value, ")");
+    }
+    AppendWrapped(&out, help, kColumn, kColumn, kWidth);
+    out += "\n";
+  }
+  out +=
+      "Benchmarks are named <model>/<Train|Eval>/batch_size:<N>, e.g.\n"
+      "  --benchmark_filter='BERT.*Train'  --benchmark_out=run.json\n"
+      "Ctrl-C ends the current instance and still writes --benchmark_out "
+      "with what\nfinished (exit status 130).\n";
+  return out;
+}
+
+std::string HarnessFlagsMarkdown() {
+  std::string out =
+      "| flag | default | what it does |\n"
+      "|---|---|---|\n";
+  for (const FlagSpec& flag : kFlags) {
+    if (flag.internal) continue;
+    absl::StrAppend(&out, "| `",
+                    absl::StrReplaceAll(Usage(flag), {{"|", "\\|"}}), "` | ",
+                    flag.default_value, " | ", flag.help, " |\n");
+  }
+  return out;
 }
 
 }  // namespace torchbench

@@ -3,14 +3,21 @@
 // The harness's own command-line flags, all spelled --torchbench_*. They are
 // taken out of argv before Google Benchmark reads the rest, so every
 // --benchmark_* flag keeps working.
+//
+// Every flag is one row of one table (FlagTable(), flags.cpp): its name,
+// value, default, help and parser. The parser, --torchbench_help and the
+// flag table of tools/README.md (--torchbench_help=markdown, checked in CI)
+// are all made from it, so a flag is described in that one place.
 #ifndef TORCHBENCH_PROGRAM_FLAGS_H_
 #define TORCHBENCH_PROGRAM_FLAGS_H_
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "program/host_malloc.h"
 #include "program/shard.h"
@@ -18,81 +25,56 @@
 
 namespace torchbench {
 
+// The parsed flags; each field is described by its row of FlagTable().
 struct HarnessFlags {
-  // --torchbench_batch_sizes=1,8,32; empty means each model's defaults.
-  std::vector<int64_t> batch_sizes;
-  // --torchbench_device=cpu|cuda[:i]; empty means cuda when usable.
-  std::string device;
-  // --torchbench_precision=fp32|tf32|fp16|bf16|amp_fp16|amp_bf16|default.
+  std::vector<int64_t> batch_sizes;  // Empty: each model's defaults.
+  std::string device;                // Empty: cuda when usable, else cpu.
   Precision precision = Precision::kFp32;
-  // --torchbench_optimizer=default|foreach|single.
   OptimizerPath optimizer = OptimizerPath::kDefault;
-  // --torchbench_count_ops: one extra untimed step per instance counts the
-  // ATen operators it dispatches (counters aten_ops, optimizer_ops).
   bool count_ops = false;
-  // --torchbench_profile: after each instance's timed loop, profile_steps
-  // more steps under the Kineto profiler add per-step counters
-  // (aten_ops_per_step, would_sync_per_step; gpu_*_pct, kernels_per_step,
-  // syncs_per_step, ... on a GPU). --torchbench_trace_dir implies it.
   bool profile = false;
-  // --torchbench_profile_steps=K (default 5); implies profile.
   int profile_steps = 5;
-  // --torchbench_trace_dir=DIR: each instance's Chrome trace and profile
-  // tables. The trace has K+2 steps (the discarded start-up step and one after
-  // the K, for Holistic Trace Analysis, which drops a trace's last); the
-  // tables divide by K.
   std::string trace_dir;
-  // --torchbench_profile_shapes: the profiler records each op's input shapes,
-  // dtypes and scalar arguments (in the Chrome trace), for tools/tb abtest's
-  // micro-benchmarks; implies profile.
   bool profile_shapes = false;
-  // --torchbench_testonly_slow_op=aten::mm:0.2 (slow_op.h); empty: none.
   std::string testonly_slow_op;
-  // --torchbench_op_coverage=FILE: the operators each instance dispatches in
-  // one untimed step (op_coverage.h) go to FILE, and counters ops_distinct,
-  // ... to its results.
   std::string op_coverage;
-  // --torchbench_channels_last.
   bool channels_last = false;
-  // --torchbench_weights=FILE.safetensors (InstanceCache::set_weights_file).
   std::string weights;
-  // --torchbench_warmup_steps=N untimed steps after building an instance
-  // (TorchBench's run.py uses 3).
   int warmup_steps = 3;
-  // --torchbench_seed=N (TorchBench's is 1337).
   uint64_t seed = 1337;
-  // --torchbench_fail_on_error=false keeps the exit status 0 when some
-  // instance errored.
   bool fail_on_error = true;
-  // --torchbench_list_models prints a table; =json prints JSON.
-  std::optional<std::string> list_models;
-  // --torchbench_cpu_memory_counter=false leaves LibTorch's CPU allocator
-  // alone (the peak_mem counter is then absent on the CPU).
+  std::optional<std::string> list_models;  // "table" or "json".
   bool cpu_memory_counter = true;
-  // --torchbench_host_malloc=retain|glibc: whether freed host memory stays
-  // in the process between steps (host_malloc.h).
   HostMalloc host_malloc = HostMalloc::kRetain;
-  bool help = false;
+  // "" (no help), "text" or "markdown".
+  std::string help;
 
-  // Runs that survive and scale (torchbench program only):
-  // --torchbench_isolate=process runs each instance in a child process.
+  // Runs that survive and scale (the torchbench program only).
   bool isolate = false;
-  // --torchbench_instance_timeout=S: an isolated instance still running
-  // after S seconds is killed and reported (0: no limit).
   double instance_timeout = 3600;
-  // --torchbench_journal=FILE appends each finished instance to FILE.
   std::string journal;
-  // --torchbench_resume=FILE: skip the instances FILE holds, report them
-  // from it, append the rest to it.
   std::string resume;
-  // --torchbench_shard=I/N; absent: from Slurm or Kubernetes variables.
-  std::optional<Shard> shard;
-  // --torchbench_shard_costs=RESULTS.json balances shards by its times.
+  std::optional<Shard> shard;  // Absent: from Slurm or Kubernetes variables.
   std::string shard_costs;
-  // Internal: set by an isolating parent for its child, which runs one
-  // instance and journals it to this file.
+  // Set by an isolating parent for its child, which runs one instance and
+  // journals it to this file.
   std::string child_result;
 };
+
+// One flag: --torchbench_<name>[=<value>].
+struct FlagSpec {
+  const char* name;           // Without "--torchbench_".
+  const char* value;          // How its value reads ("" for a switch).
+  const char* default_value;  // As the docs show it ("" for none).
+  const char* help;           // One paragraph, Markdown-free.
+  // Sets the flag from its value (nullopt: given bare, --torchbench_<name>).
+  absl::Status (*parse)(const std::optional<std::string>& value,
+                        HarnessFlags* flags);
+  bool internal = false;  // Set by the program for itself; not listed.
+};
+
+// Every flag, in the order --torchbench_help lists them.
+std::span<const FlagSpec> FlagTable();
 
 // Parses and removes every --torchbench_* argument from argv, leaving the
 // rest (program name first) for Google Benchmark. Returns InvalidArgument
@@ -100,8 +82,10 @@ struct HarnessFlags {
 // size that is not a positive integer, an unknown precision, ...).
 absl::StatusOr<HarnessFlags> ParseHarnessFlags(int* argc, char** argv);
 
-// Returns the help text for the --torchbench_* flags.
+// The flag table as --torchbench_help prints it (text) and as tools/README.md
+// holds it (a Markdown table, --torchbench_help=markdown).
 std::string HarnessFlagsHelp();
+std::string HarnessFlagsMarkdown();
 
 }  // namespace torchbench
 

@@ -21,11 +21,24 @@ std::string FlagValue(int argc, char** argv, const std::string& name,
   return value;
 }
 
-namespace {
+std::string TakeFlag(int* argc, char** argv, const std::string& name) {
+  const std::string value = FlagValue(*argc, argv, name, "");
+  int kept = 1;
+  for (int i = 1; i < *argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--" + name || arg.rfind("--" + name + "=", 0) == 0) continue;
+    argv[kept++] = argv[i];
+  }
+  *argc = kept;
+  argv[kept] = nullptr;
+  return value;
+}
 
 bool IsTrue(const std::string& v) {
   return v == "true" || v == "yes" || v == "1" || v == "on";
 }
+
+namespace {
 
 std::unique_ptr<benchmark::BenchmarkReporter> Create(const std::string& format,
                                                      bool color, bool tabular) {

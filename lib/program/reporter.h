@@ -62,6 +62,13 @@ class ExactNameReporter : public ForwardingReporter {
 std::string FlagValue(int argc, char** argv, const std::string& name,
                       const std::string& fallback);
 
+// Removes --<name> and --<name>=... from argv; returns its value as
+// FlagValue would ("" when absent).
+std::string TakeFlag(int* argc, char** argv, const std::string& name);
+
+// Whether a Google Benchmark boolean flag's value means true.
+bool IsTrue(const std::string& value);
+
 struct Reporters {
   std::unique_ptr<benchmark::BenchmarkReporter> display;
   std::unique_ptr<benchmark::BenchmarkReporter> file;

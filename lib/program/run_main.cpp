@@ -1,27 +1,30 @@
-// The torchbench program's main loop: flags, planning (filter, shard,
-// resume), then either Google Benchmark's own loop in this process or one
-// child process per instance, with every result passing through the
-// journal-aware reporters.
+// The torchbench program from flags to exit status, in phases:
+//
+//   ParseArgs     the --torchbench_* flags (flags.h), then Google Benchmark's
+//   Setup         process-wide settings: host malloc, memory counter, ...
+//   Plan          filter, shard, notes, context, resume (plan.h)
+//   OpenOutputs   the coverage file's registry line, the journal
+//   MakeChain     the reporter chain, for the console and --benchmark_out
+//   RunLoop       each instance in this process or a child (run_loop.h)
+//   ExitStatus    interrupted (130), errored (1) or 0
+//
+// The same phases serve the program, an isolated child (which runs its one
+// instance in process and reports only to its journal) and an embedder's
+// RunBenchmarks (whose own benchmarks run first).
 #include "program/run_main.h"
 
 #include <benchmark/benchmark.h>
-#include <stdlib.h>
 #include <torch/version.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "program/benchmark_runner.h"
 #include "program/context.h"
 #include "program/filters.h"
@@ -30,8 +33,9 @@
 #include "program/journal.h"
 #include "program/list_models.h"
 #include "program/op_coverage.h"
-#include "program/progress.h"
+#include "program/plan.h"
 #include "program/reporter.h"
+#include "program/run_loop.h"
 #include "program/shard.h"
 #include "program/slow_op.h"
 #include "torchbench/device.h"
@@ -41,22 +45,256 @@
 namespace torchbench {
 namespace {
 
-int NoMatch(const std::string& filter) {
-  std::cerr << "torchbench: no benchmark matches --benchmark_filter='" << filter
-            << "' (--benchmark_list_tests lists them; names are "
-               "<model>/<Train|Eval>/batch_size:<N>)\n";
-  return 2;
+// An early end of the program: its exit status, and a line for stderr
+// (without "torchbench: "; empty when already printed or none is due).
+struct Exit {
+  int status = 2;
+  std::string message;
+};
+
+int Finish(const Exit& exit) {
+  if (!exit.message.empty())
+    std::cerr << "torchbench: " << exit.message << "\n";
+  return exit.status;
 }
 
-// Lists the caller's own benchmarks as Google Benchmark would (called before
-// the TorchBench ones are registered). Returns how many it listed.
-size_t ListCallerBenchmarks(const std::string& filter) {
-  benchmark::ConsoleReporter lister;
-  std::ostringstream discarded;  // "Failed to match any benchmarks ..."
-  lister.SetOutputStream(&std::cout);
-  lister.SetErrorStream(&discarded);
-  return benchmark::RunSpecifiedBenchmarks(&lister, filter);
+Exit NoMatch(const std::string& filter) {
+  return {2, absl::StrCat("no benchmark matches --benchmark_filter='", filter,
+                          "' (--benchmark_list_tests lists them; names are "
+                          "<model>/<Train|Eval>/batch_size:<N>)")};
 }
+
+// ---- ParseArgs -------------------------------------------------------------
+
+// The program's arguments, parsed.
+struct ProgramArgs {
+  HarnessFlags flags;
+  bool caller_benchmarks = false;         // torchbench::RunBenchmarks.
+  bool child = false;                     // An isolated child.
+  std::vector<std::string> program_args;  // As given, for the children.
+  // Google Benchmark's output flags, for MakeReporters.
+  std::vector<std::string> output_args;
+  std::string out_path;
+  int64_t repetitions = 1;
+  bool list_tests = false;
+  bool display_aggregates_only = false;
+  bool report_aggregates_only = false;
+  std::string filter;
+  c10::Device device = c10::kCPU;
+  std::optional<Shard> shard;
+};
+
+// The flags an embedder's RunBenchmarks refuses: the program's own.
+bool HasProgramOnlyFlags(const HarnessFlags& flags) {
+  return flags.isolate || !flags.child_result.empty() ||
+         !flags.journal.empty() || !flags.resume.empty() || flags.shard ||
+         !flags.shard_costs.empty();
+}
+
+// Google Benchmark's flags, once the harness's are out of argv. The journal
+// needs every repetition whatever is shown, so the aggregates-only flags are
+// applied by ResultsReporter, and --benchmark_out is written by the run loop:
+// Google Benchmark sees neither.
+absl::Status ParseBenchmarkArgs(int argc, char** argv, ProgramArgs* args) {
+  if (!args->caller_benchmarks) {
+    args->display_aggregates_only =
+        IsTrue(TakeFlag(&argc, argv, "benchmark_display_aggregates_only"));
+    args->report_aggregates_only =
+        IsTrue(TakeFlag(&argc, argv, "benchmark_report_aggregates_only"));
+  }
+  args->output_args.assign(argv, argv + argc);
+  args->out_path = TakeFlag(&argc, argv, "benchmark_out");
+  args->repetitions = std::max<int64_t>(
+      1,
+      std::atoll(FlagValue(argc, argv, "benchmark_repetitions", "1").c_str()));
+  args->list_tests =
+      IsTrue(FlagValue(argc, argv, "benchmark_list_tests", "false"));
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+    return absl::InvalidArgumentError("");  // Google Benchmark said why.
+  }
+  args->filter = benchmark::GetBenchmarkFilter();
+  if (const std::string error = FilterError(args->filter); !error.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--benchmark_filter='", args->filter,
+                     "' is not a valid regular expression: ", error));
+  }
+  return absl::OkStatus();
+}
+
+// The device and the shard, from the flags or the environment.
+absl::Status ResolveDeviceAndShard(ProgramArgs* args) {
+  args->device = DefaultDevice();
+  if (!args->flags.device.empty()) {
+    auto parsed = ParseDevice(args->flags.device);
+    if (!parsed.ok()) return parsed.status();
+    args->device = *parsed;
+  }
+  args->shard = args->flags.shard;
+  if (!args->shard && !args->caller_benchmarks) {
+    auto from_env = ShardFromEnvironment(
+        [](const char* name) -> const char* { return std::getenv(name); });
+    if (!from_env.ok()) return from_env.status();
+    args->shard = *from_env;
+  }
+  return absl::OkStatus();
+}
+
+// ---- Setup -----------------------------------------------------------------
+
+// Process-wide settings every instance runs under; returns the host malloc
+// policy applied, for the context.
+absl::StatusOr<std::string> Setup(const HarnessFlags& flags) {
+  const std::string host_malloc = ApplyHostMalloc(flags.host_malloc);
+  if (flags.cpu_memory_counter) InstallCpuMemoryCounter();
+  if (!flags.testonly_slow_op.empty()) {
+    const absl::Status installed =
+        InstallSlowOp(*ParseSlowOp(flags.testonly_slow_op));
+    if (!installed.ok()) return installed;
+  }
+  return host_malloc;
+}
+
+// ---- Plan ------------------------------------------------------------------
+
+struct RunPlan {
+  RunOptions options;
+  std::vector<PlannedInstance> todo;
+  std::vector<InstanceRecord> replay;  // From a resumed journal.
+  ContextPairs context;
+  bool selected_any = false;  // Before sharding: did the filter select any?
+};
+
+std::string ModelOf(const std::string& instance) {
+  return instance.substr(0, instance.find('/'));
+}
+
+// Prints the notes about the instances this process runs (the children's
+// parent already printed theirs).
+void PrintNotes(const ProgramArgs& args,
+                const std::vector<RegistrationNote>& notes,
+                const std::vector<PlannedInstance>& planned) {
+  if (args.child) return;
+  std::set<std::string> models;
+  for (const auto& p : planned) models.insert(p.entry->spec.name);
+  for (const auto& note : notes) {
+    if (FilterSelects(args.filter, note.benchmark) &&
+        (!args.shard || models.count(ModelOf(note.benchmark)) > 0)) {
+      std::cerr << "torchbench: note: " << note.text << "\n";
+    }
+  }
+}
+
+// Drops what --torchbench_resume's journal holds from the plan, to be
+// reported from the journal instead.
+absl::Status ApplyResume(const std::string& path, RunPlan* plan) {
+  auto journal = ReadJournal(path);
+  if (absl::IsNotFound(journal.status())) {
+    std::cerr << "torchbench: note: --torchbench_resume=" << path
+              << " does not exist yet; starting it\n";
+    return absl::OkStatus();
+  }
+  if (!journal.ok()) return journal.status();
+  if (!journal->warning.empty()) {
+    std::cerr << "torchbench: note: " << journal->warning << "\n";
+  }
+  if (const std::string diff = JournalMismatch(journal->context, plan->context);
+      !diff.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--torchbench_resume=", path,
+                     " was written by a different setup (", diff,
+                     "); resume with the same build and flags, or start a new "
+                     "journal"));
+  }
+  ResumeSplit split = SplitResumed(plan->todo, std::move(journal->records));
+  std::cerr << "torchbench: resuming " << path << ": " << split.replay.size()
+            << " instance(s) done, " << split.todo.size() << " to run\n";
+  plan->replay = std::move(split.replay);
+  plan->todo = std::move(split.todo);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RunPlan> Plan(const ProgramArgs& args,
+                             const std::string& host_malloc) {
+  RunPlan plan;
+  plan.options = RunOptionsFrom(args.flags, args.device, args.filter);
+  std::vector<RegistrationNote> notes;
+  plan.todo = PlanInstances(Registry::Global(), plan.options, &notes);
+  plan.selected_any = !plan.todo.empty();
+  plan.context = RunContext(args.device, args.flags);
+  plan.context.emplace_back("host_malloc", host_malloc);
+  plan.context.emplace_back("torchbench_model_domains",
+                            ModelDomains(plan.todo));
+  // A shard asked for, even 1/1, is named in the context, so `tools/tb merge`
+  // can check a one-shard run like any other; children (always 0/1) skip it.
+  if (args.shard && (args.shard->count > 1 || !args.child)) {
+    auto selected = SelectShard(plan.todo, *args.shard, args.flags.shard_costs,
+                                &plan.context);
+    if (!selected.ok()) return selected.status();
+    plan.todo = *std::move(selected);
+  }
+  PrintNotes(args, notes, plan.todo);
+  if (!args.flags.resume.empty() && !args.list_tests) {
+    if (absl::Status s = ApplyResume(args.flags.resume, &plan); !s.ok()) {
+      return s;
+    }
+  }
+  return plan;
+}
+
+// Lists what the plan runs (the caller's own benchmarks first, as Google
+// Benchmark lists them: its listing would show "/manual_time" on the
+// harness's names).
+int ListTests(const ProgramArgs& args, const RunPlan& plan) {
+  size_t listed = 0;
+  if (args.caller_benchmarks) {
+    benchmark::ConsoleReporter lister;
+    std::ostringstream discarded;  // "Failed to match any benchmarks ..."
+    lister.SetOutputStream(&std::cout);
+    lister.SetErrorStream(&discarded);
+    listed = benchmark::RunSpecifiedBenchmarks(&lister, args.filter);
+  }
+  for (const auto& p : plan.todo) std::cout << p.name << "\n";
+  listed += plan.todo.size();
+  if (listed > 0 || (args.shard && plan.selected_any)) return 0;
+  return Finish(NoMatch(args.filter));
+}
+
+// ---- OpenOutputs -----------------------------------------------------------
+
+// The coverage file starts with the registry, the denominator; isolated
+// children append their instances, and a resumed run keeps what is there.
+absl::Status StartCoverageFile(const ProgramArgs& args) {
+  const std::string& path = args.flags.op_coverage;
+  if (path.empty() || args.child) return absl::OkStatus();
+  std::error_code ec;
+  const bool keep = !args.flags.resume.empty() &&
+                    std::filesystem::file_size(path, ec) > 0 && !ec;
+  if (keep) return absl::OkStatus();
+  // torchvision's operators register when their library loads, which the
+  // models that use them do lazily: loaded now, they are in the registry too
+  // (a library that cannot load leaves them out, and those models fail with
+  // its message).
+  (void)vision_ops::Load();
+  return AppendCoverageLine(
+      path,
+      CoverageRegistryLine(TORCH_VERSION, args.device.str(),
+                           RegisteredOperators()),
+      /*truncate=*/true);
+}
+
+// The journal this process appends to: a child's result file, or the
+// program's --torchbench_journal / --torchbench_resume; none without.
+absl::StatusOr<std::unique_ptr<JournalWriter>> OpenJournal(
+    const ProgramArgs& args, const RunPlan& plan) {
+  const HarnessFlags& f = args.flags;
+  const std::string path =
+      args.child ? f.child_result : (!f.journal.empty() ? f.journal : f.resume);
+  if (path.empty()) return std::unique_ptr<JournalWriter>();
+  return JournalWriter::Open(path, plan.context);
+}
+
+// ---- MakeChain -------------------------------------------------------------
 
 // A child's console: its parent reports for it.
 class NullReporter : public benchmark::BenchmarkReporter {
@@ -65,539 +303,159 @@ class NullReporter : public benchmark::BenchmarkReporter {
   void ReportRuns(const std::vector<Run>&) override {}
 };
 
-bool StartsWithAny(const std::string& arg,
-                   std::initializer_list<const char*> prefixes) {
-  for (const char* p : prefixes) {
-    if (arg.rfind(p, 0) == 0) return true;
-  }
-  return false;
-}
-
-// Removes --<name> and --<name>=... from argv; returns its value as
-// FlagValue would.
-std::string TakeFlag(int* argc, char** argv, const std::string& name) {
-  const std::string value = FlagValue(*argc, argv, name, "false");
-  int kept = 1;
-  for (int i = 1; i < *argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--" + name || arg.rfind("--" + name + "=", 0) == 0) continue;
-    argv[kept++] = argv[i];
-  }
-  *argc = kept;
-  argv[kept] = nullptr;
-  return value;
-}
-
-bool IsTrue(const std::string& v) {
-  return v == "true" || v == "yes" || v == "1" || v == "on";
-}
-
-std::string ModelOf(const std::string& instance) {
-  return instance.substr(0, instance.find('/'));
-}
-
-// Keeps the planned instances of `shard`; adds the plan's context keys.
-absl::StatusOr<std::vector<PlannedInstance>> SelectShard(
-    const std::vector<PlannedInstance>& planned, const Shard& shard,
-    const std::string& costs_path, ContextPairs* context) {
-  std::map<std::string, ShardUnit> units;
-  for (const auto& p : planned) {
-    ShardUnit& unit = units[p.entry->spec.name];
-    unit.model = p.entry->spec.name;
-    unit.instances.push_back(p.name);
-    // Without measured times: parameter count as the proxy (a model with
-    // none, like pyhpc, still costs a setup), per instance.
-    const double params = static_cast<double>(
-        std::max<int64_t>(p.entry->spec.reference_parameters, 0));
-    unit.cost += params + 1e6;
-  }
-  std::string basis = "parameter counts";
-  if (!costs_path.empty()) {
-    auto costs = ReadModelCosts(costs_path);
-    if (!costs.ok()) return costs.status();
-    std::vector<double> known;
-    for (const auto& [model, cost] : *costs) known.push_back(cost);
-    std::sort(known.begin(), known.end());
-    const double median = known.empty() ? 1.0 : known[known.size() / 2];
-    for (auto& [model, unit] : units) {
-      auto it = costs->find(model);
-      unit.cost = it != costs->end() ? it->second : median;
-    }
-    basis = absl::StrCat("times in ",
-                         std::filesystem::path(costs_path).filename().string());
-  }
-  std::vector<ShardUnit> list;
-  for (auto& [model, unit] : units) list.push_back(std::move(unit));
-  const ShardPlan plan = PlanShards(std::move(list), shard.count);
-  const auto& mine = plan.assignment[static_cast<size_t>(shard.index)];
-  const std::set<std::string> models(mine.begin(), mine.end());
-  std::vector<PlannedInstance> selected;
-  std::vector<std::string> names;
-  for (const auto& p : planned) {
-    if (models.count(p.entry->spec.name) > 0) {
-      selected.push_back(p);
-      names.push_back(p.name);
-    }
-  }
-  context->emplace_back("torchbench_shard",
-                        absl::StrCat(shard.index, "/", shard.count));
-  context->emplace_back("torchbench_shard_plan", plan.hash);
-  context->emplace_back("torchbench_shard_basis", basis);
-  context->emplace_back("torchbench_shard_instances",
-                        absl::StrJoin(names, ","));
-  size_t total_models = 0;
-  for (const auto& models_of_shard : plan.assignment) {
-    total_models += models_of_shard.size();
-  }
-  std::cerr << "torchbench: shard " << shard.index << "/" << shard.count << ": "
-            << models.size() << " of " << total_models << " models, "
-            << names.size() << " instances (plan " << plan.hash
-            << ", balanced by " << basis << ")\n";
-  return selected;
-}
-
-// An isolated child's arguments: the parent's own, minus what the parent
-// does itself (filtering, sharding, journaling, output), plus its one
-// instance and the file to journal it to.
-std::vector<std::string> ChildArgs(const std::vector<std::string>& original,
-                                   const std::string& instance,
-                                   const std::string& result_path) {
-  std::vector<std::string> args;
-  for (size_t i = 1; i < original.size(); ++i) {
-    if (StartsWithAny(
-            original[i],
-            {"--torchbench_isolate", "--torchbench_journal",
-             "--torchbench_resume", "--torchbench_shard",
-             "--torchbench_instance_timeout", "--torchbench_child_result",
-             "--benchmark_filter", "--benchmark_out", "--benchmark_format",
-             "--benchmark_color", "--benchmark_list_tests",
-             "--benchmark_display_aggregates_only",
-             "--benchmark_report_aggregates_only"})) {
-      continue;
-    }
-    args.push_back(original[i]);
-  }
-  args.push_back(
-      absl::StrCat("--benchmark_filter=^", EscapeRegex(instance), "$"));
-  args.push_back("--benchmark_format=console");
-  args.push_back("--benchmark_color=false");
-  args.push_back("--torchbench_shard=0/1");
-  args.push_back(absl::StrCat("--torchbench_child_result=", result_path));
-  return args;
-}
-
-void Report(benchmark::BenchmarkReporter* reporter,
-            const InstanceRecord& record) {
-  if (reporter == nullptr) return;
-  std::vector<BenchmarkRun> iterations;
-  std::vector<BenchmarkRun> aggregates;
-  for (const auto& run : record.runs) {
-    (run.run_type == BenchmarkRun::RT_Aggregate ? aggregates : iterations)
-        .push_back(run);
-  }
-  if (!iterations.empty()) reporter->ReportRuns(iterations);
-  if (!aggregates.empty()) reporter->ReportRuns(aggregates);
-}
-
-struct DirectRun {
-  std::string out_path;  // --benchmark_out, or "".
-  size_t name_width = 0;
-  bool isolate = false;
-  ChildOptions child;  // executable and timeout.
-  std::vector<std::string> original_args;
-};
-
-// Reports without Google Benchmark's loop: each remaining instance in a
-// child process (or none left to run: a resumed run that is complete, an
-// empty shard). Returns false when --benchmark_out cannot be written.
-bool RunDirect(const DirectRun& run, const std::vector<PlannedInstance>& todo,
-               benchmark::BenchmarkReporter* display,
-               benchmark::BenchmarkReporter* file) {
-  std::ofstream out;
-  display->SetOutputStream(&std::cout);
-  display->SetErrorStream(&std::cerr);
-  if (file != nullptr) {
-    out.open(run.out_path);
-    if (!out.is_open()) {
-      std::cerr << "torchbench: cannot write --benchmark_out='" << run.out_path
-                << "'\n";
-      return false;
-    }
-    file->SetOutputStream(&out);
-    file->SetErrorStream(&out);
-  }
-  benchmark::BenchmarkReporter::Context context;
-  context.name_field_width = run.name_width;
-  display->ReportContext(context);
-  if (file != nullptr) file->ReportContext(context);
-
-  std::string scratch;
-  if (!todo.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = absl::StrCat(tmp != nullptr && *tmp ? tmp : "/tmp",
-                                       "/torchbench-XXXXXX");
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      std::cerr << "torchbench: cannot create a temporary directory in "
-                << pattern << "\n";
-      return false;
-    }
-    scratch = pattern;
-  }
-  int64_t index = 0;
-  Progress progress(static_cast<int64_t>(todo.size()));
-  for (const PlannedInstance& p : todo) {
-    if (Interrupted()) break;
-    const auto start = std::chrono::steady_clock::now();
-    ChildOptions child = run.child;
-    child.result_path = absl::StrCat(scratch, "/instance-", index, ".jsonl");
-    child.args = ChildArgs(run.original_args, p.name, child.result_path);
-    auto record = RunChild(p.name, child);
-    if (!record.ok() && absl::IsCancelled(record.status())) break;
-    if (!record.ok()) {
-      record = ErrorRecord(p.name, std::string(record.status().message()));
-    }
-    for (auto& r : record->runs) {
-      r.family_index = index;
-      r.per_family_instance_index = 0;
-    }
-    Report(display, *record);
-    Report(file, *record);
-    ++index;
-    std::cout << std::flush;
-    std::cerr << progress.Finished(p.name,
-                                   std::chrono::duration<double>(
-                                       std::chrono::steady_clock::now() - start)
-                                       .count())
-              << std::endl;
-  }
-  display->Finalize();
-  if (file != nullptr) file->Finalize();
-  if (!scratch.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove_all(scratch, ignored);
-  }
-  return true;
-}
-
-// The torchbench program and RunBenchmarks. `caller_benchmarks`: other
-// benchmarks may be registered beside TorchBench's.
-}  // namespace
-
-int RunMain(int argc, char** argv, bool caller_benchmarks) {
-  const std::vector<std::string> original_args(argv, argv + argc);
-  auto flags = ParseHarnessFlags(&argc, argv);
-  if (!flags.ok()) {
-    std::cerr << "torchbench: " << flags.status().message() << "\n";
-    return 2;
-  }
-  if (flags->help) {
-    std::cout << HarnessFlagsHelp();
-    return 0;
-  }
-  const bool child = !flags->child_result.empty();
-  if (caller_benchmarks &&
-      (flags->isolate || child || !flags->journal.empty() ||
-       !flags->resume.empty() || flags->shard || !flags->shard_costs.empty())) {
-    std::cerr << "torchbench: --torchbench_isolate, _journal, _resume and "
-                 "_shard are flags of the torchbench program, not of "
-                 "torchbench::RunBenchmarks\n";
-    return 2;
-  }
-  const std::string host_malloc = ApplyHostMalloc(flags->host_malloc);
-  if (flags->cpu_memory_counter) InstallCpuMemoryCounter();
-  if (!flags->testonly_slow_op.empty()) {
-    const absl::Status installed =
-        InstallSlowOp(*ParseSlowOp(flags->testonly_slow_op));
-    if (!installed.ok()) {
-      std::cerr << "torchbench: " << installed.message() << "\n";
-      return 2;
-    }
-  }
-  if (flags->list_models) {
-    return ListModels(Registry::Global(), *flags->list_models, std::cout) ? 0
-                                                                          : 1;
-  }
-  std::optional<Shard> shard = flags->shard;
-  if (!shard && !caller_benchmarks) {
-    auto from_env = ShardFromEnvironment(
-        [](const char* name) -> const char* { return std::getenv(name); });
-    if (!from_env.ok()) {
-      std::cerr << "torchbench: " << from_env.status().message() << "\n";
-      return 2;
-    }
-    shard = *from_env;
-  }
-
-  c10::Device device = DefaultDevice();
-  if (!flags->device.empty()) {
-    auto parsed = ParseDevice(flags->device);
-    if (!parsed.ok()) {
-      std::cerr << "torchbench: " << parsed.status().message() << "\n";
-      return 2;
-    }
-    device = *parsed;
-  }
-
-  // The journal needs every repetition whatever is shown, so the
-  // aggregates-only flags are applied by ResultsReporter, not by Google
-  // Benchmark.
-  bool display_aggregates_only = false;
-  bool report_aggregates_only = false;
-  if (!caller_benchmarks) {
-    display_aggregates_only =
-        IsTrue(TakeFlag(&argc, argv, "benchmark_display_aggregates_only"));
-    report_aggregates_only =
-        IsTrue(TakeFlag(&argc, argv, "benchmark_report_aggregates_only"));
-  }
-  const std::string out_path = FlagValue(argc, argv, "benchmark_out", "");
-  const int64_t repetitions = std::max<int64_t>(
-      1,
-      std::atoll(FlagValue(argc, argv, "benchmark_repetitions", "1").c_str()));
-
-  // Google Benchmark's output flags, read from argv before Initialize()
-  // consumes them; the reporters are made once the journal is known.
-  const std::vector<std::string> benchmark_args(argv, argv + argc);
-  bool list_tests = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--benchmark_list_tests" ||
-        arg == "--benchmark_list_tests=true") {
-      list_tests = true;
-    }
-  }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  const std::string filter = benchmark::GetBenchmarkFilter();
-  if (const std::string error = FilterError(filter); !error.empty()) {
-    std::cerr << "torchbench: --benchmark_filter='" << filter
-              << "' is not a valid regular expression: " << error << "\n";
-    return 2;
-  }
-
-  // Google Benchmark's listing would show "/manual_time" on TorchBench's
-  // names, so the caller's are listed first, by Google Benchmark, and
-  // TorchBench's after them, by the harness.
-  size_t listed = 0;
-  if (list_tests && caller_benchmarks) listed = ListCallerBenchmarks(filter);
-
-  RunOptions options;
-  options.device = device;
-  options.precision = flags->precision;
-  options.optimizer = flags->optimizer;
-  options.count_ops = flags->count_ops;
-  options.profile_steps = flags->profile ? flags->profile_steps : 0;
-  options.trace_dir = flags->trace_dir;
-  options.profile_shapes = flags->profile_shapes;
-  options.channels_last = flags->channels_last;
-  SetLiveInstanceWeights(flags->weights);
-  options.warmup_steps = flags->warmup_steps;
-  options.seed = flags->seed;
-  options.batch_sizes = flags->batch_sizes;
-  options.filter = filter;
-  options.op_coverage_file = flags->op_coverage;
-  std::vector<RegistrationNote> notes;
-  std::vector<PlannedInstance> planned =
-      PlanInstances(Registry::Global(), options, &notes);
-  const bool selected_any = !planned.empty();
-  ContextPairs context = RunContext(device, *flags);
-  context.emplace_back("host_malloc", host_malloc);
-  // Each selected model's domain, for reports grouping results by domain;
-  // taken before sharding so every shard (and a merge of them) names all.
-  {
-    std::map<std::string, std::string> domains;
-    for (const auto& p : planned) {
-      domains[p.entry->spec.name] = p.entry->spec.domain;
-    }
-    std::vector<std::string> pairs;
-    for (const auto& [model, domain] : domains) {
-      pairs.push_back(absl::StrCat(model, ":", domain));
-    }
-    context.emplace_back("torchbench_model_domains", absl::StrJoin(pairs, ","));
-  }
-  // A shard asked for, even 1/1, is named in the context, so `tools/tb merge`
-  // can check a one-shard run like any other; children (always 0/1) skip it.
-  if (shard && (shard->count > 1 || flags->child_result.empty())) {
-    auto selected = SelectShard(planned, *shard, flags->shard_costs, &context);
-    if (!selected.ok()) {
-      std::cerr << "torchbench: " << selected.status().message() << "\n";
-      return 2;
-    }
-    planned = *std::move(selected);
-  }
-  std::set<std::string> models;
-  for (const auto& p : planned) models.insert(p.entry->spec.name);
-  for (const auto& note : notes) {
-    if (!child && FilterSelects(filter, note.benchmark) &&
-        (!shard || models.count(ModelOf(note.benchmark)) > 0)) {
-      std::cerr << "torchbench: note: " << note.text << "\n";
-    }
-  }
-  if (list_tests) {
-    for (const auto& p : planned) std::cout << p.name << "\n";
-    listed += planned.size();
-    return listed > 0 || (shard && selected_any) ? 0 : NoMatch(filter);
-  }
-  if (!selected_any && !caller_benchmarks) return NoMatch(filter);
-  for (const auto& [key, value] : context) {
-    benchmark::AddCustomContext(key, value);
-  }
-
-  // Resume: report what the journal holds, run the rest.
-  std::vector<InstanceRecord> replay;
-  if (!flags->resume.empty()) {
-    auto journal = ReadJournal(flags->resume);
-    if (absl::IsNotFound(journal.status())) {
-      std::cerr << "torchbench: note: --torchbench_resume=" << flags->resume
-                << " does not exist yet; starting it\n";
-    } else if (!journal.ok()) {
-      std::cerr << "torchbench: " << journal.status().message() << "\n";
-      return 2;
-    } else {
-      if (!journal->warning.empty()) {
-        std::cerr << "torchbench: note: " << journal->warning << "\n";
-      }
-      if (const std::string diff = JournalMismatch(journal->context, context);
-          !diff.empty()) {
-        std::cerr << "torchbench: --torchbench_resume=" << flags->resume
-                  << " was written by a different setup (" << diff
-                  << "); resume with the same build and flags, or start a "
-                     "new journal\n";
-        return 2;
-      }
-      std::map<std::string, InstanceRecord*> held;
-      for (auto& record : journal->records) held[record.instance] = &record;
-      std::vector<PlannedInstance> todo;
-      for (const auto& p : planned) {
-        if (auto it = held.find(p.name); it != held.end()) {
-          replay.push_back(std::move(*it->second));
-        } else {
-          todo.push_back(p);
-        }
-      }
-      std::cerr << "torchbench: resuming " << flags->resume << ": "
-                << replay.size() << " instance(s) done, " << todo.size()
-                << " to run\n";
-      planned = std::move(todo);
-    }
-  }
-  // The coverage file starts with the registry, the denominator; isolated
-  // children append their instances, and a resumed run keeps what is there.
-  if (!flags->op_coverage.empty() && !child && !list_tests) {
-    std::error_code ec;
-    const bool keep = !flags->resume.empty() &&
-                      std::filesystem::file_size(flags->op_coverage, ec) > 0 &&
-                      !ec;
-    if (!keep) {
-      // torchvision's operators register when their library loads, which
-      // the models that use them do lazily: loaded now, they are in the
-      // registry too (a library that cannot load leaves them out, and those
-      // models fail with its message).
-      (void)vision_ops::Load();
-      const absl::Status written =
-          AppendCoverageLine(flags->op_coverage,
-                             CoverageRegistryLine(TORCH_VERSION, device.str(),
-                                                  RegisteredOperators()),
-                             /*truncate=*/true);
-      if (!written.ok()) {
-        std::cerr << "torchbench: " << written.message() << "\n";
-        return 2;
-      }
-    }
-  }
-  std::unique_ptr<JournalWriter> journal;
-  const std::string journal_path =
-      child ? flags->child_result
-            : (!flags->journal.empty() ? flags->journal : flags->resume);
-  if (!journal_path.empty()) {
-    auto opened = JournalWriter::Open(journal_path, context);
-    if (!opened.ok()) {
-      std::cerr << "torchbench: " << opened.status().message() << "\n";
-      return 2;
-    }
-    journal = *std::move(opened);
-  }
-  InstallInterruptHandler(/*announce=*/!child);
-
-  // Reporter chain: ExactNameReporter (drops "/manual_time") ->
-  // ProfilingReporter (the profiling pass, after an instance's repetitions)
-  // -> ResultsReporter (resume, journal, aggregates-only) -> console/JSON. A
-  // child reports only to its journal.
+// The reporters, each a chain: ExactNameReporter (drops "/manual_time") ->
+// ResultsReporter (resume's replay, the journal, aggregates-only) ->
+// Google Benchmark's console, JSON or CSV reporter. A child reports only to
+// its journal. `display` and `file` point at the ResultsReporters.
+struct Chain {
+  Reporters reporters;
   ResultsReporter* display = nullptr;
   ResultsReporter* file = nullptr;
+};
+
+Chain MakeChain(const ProgramArgs& args, RunPlan* plan, JournalWriter* journal,
+                const std::set<std::string>& owned) {
+  Chain chain;
   auto wrap =
       [&](std::unique_ptr<benchmark::BenchmarkReporter> inner,
           bool is_file) -> std::unique_ptr<benchmark::BenchmarkReporter> {
-    if (child && !is_file) inner = std::make_unique<NullReporter>();
+    if (args.child && !is_file) inner = std::make_unique<NullReporter>();
     auto results = std::make_unique<ResultsReporter>(
         std::move(inner),
         ResultsReporter::Options{
-            .journal = is_file ? nullptr : journal.get(),
-            .replay = replay,
-            .aggregates_only = report_aggregates_only ||
-                               (!is_file && display_aggregates_only)});
-    (is_file ? file : display) = results.get();
-    return std::make_unique<ProfilingReporter>(std::move(results));
+            .journal = is_file ? nullptr : journal,
+            .replay = plan->replay,
+            .aggregates_only = args.report_aggregates_only ||
+                               (!is_file && args.display_aggregates_only)});
+    (is_file ? chain.file : chain.display) = results.get();
+    return results;
   };
-  auto owned = std::make_shared<std::set<std::string>>();
-  std::vector<char*> bargv;
-  for (const auto& a : benchmark_args)
-    bargv.push_back(const_cast<char*>(a.c_str()));
-  bargv.push_back(nullptr);
-  Reporters reporters = MakeReporters(
-      static_cast<int>(benchmark_args.size()), bargv.data(),
-      [owned](const auto& name) { return owned->count(name) > 0; }, wrap);
+  std::vector<char*> argv;
+  for (const auto& a : args.output_args)
+    argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  chain.reporters = MakeReporters(
+      static_cast<int>(args.output_args.size()), argv.data(),
+      [owned](const std::string& name) { return owned.count(name) > 0; }, wrap);
+  return chain;
+}
 
-  if ((flags->isolate && !child) || (planned.empty() && !caller_benchmarks)) {
-    DirectRun run;
-    run.out_path = out_path;
-    run.isolate = flags->isolate;
-    run.original_args = original_args;
-    run.child.executable = "/proc/self/exe";
-    run.child.timeout_seconds = flags->instance_timeout;
-    for (const auto& p : planned) {
-      run.name_width = std::max(run.name_width, p.name.size());
-    }
-    if (repetitions > 1) run.name_width += 7;  // "_median"
-    if (!RunDirect(run, planned, reporters.display.get(),
-                   reporters.file.get())) {
-      return 1;
-    }
-  } else {
-    RegisterInstances(planned, options);
-    std::vector<std::string> names;
-    for (const auto& p : planned) names.push_back(p.name);
-    owned->insert(names.begin(), names.end());
-    const std::string spec =
-        caller_benchmarks ? GoogleBenchmarkFilter(filter, names) : "all";
-    const size_t ran = benchmark::RunSpecifiedBenchmarks(
-        reporters.display.get(), reporters.file.get(), spec);
-    ReleaseLiveInstance();
-    if (ran == 0 && !Interrupted()) return NoMatch(filter);
+LoopOptions MakeLoopOptions(const ProgramArgs& args, const RunPlan& plan) {
+  LoopOptions loop;
+  loop.out_path = args.out_path;
+  loop.isolate = args.flags.isolate && !args.child;
+  loop.progress = loop.isolate;
+  loop.child.executable = "/proc/self/exe";
+  loop.child.timeout_seconds = args.flags.instance_timeout;
+  loop.program_args = args.program_args;
+  for (const auto& p : plan.todo) {
+    loop.name_width = std::max(loop.name_width, p.name.size());
   }
-  benchmark::Shutdown();
+  if (args.repetitions > 1) loop.name_width += 7;  // "_median"
+  if (args.caller_benchmarks) {
+    loop.caller_filter = args.filter.empty() ? "all" : args.filter;
+  }
+  return loop;
+}
 
+// ---- ExitStatus ------------------------------------------------------------
+
+int ExitStatus(const ProgramArgs& args, const Chain& chain,
+               const RunState& state) {
   if (Interrupted()) {
-    std::cerr << "torchbench: interrupted after " << display->finished()
+    std::cerr << "torchbench: interrupted after " << chain.display->finished()
               << " finished instance(s)";
-    if (!out_path.empty()) std::cerr << "; " << out_path << " has them";
-    if (!journal_path.empty() && !child) {
-      std::cerr << "; continue with --torchbench_resume=" << journal_path;
+    if (!args.out_path.empty())
+      std::cerr << "; " << args.out_path << " has them";
+    const std::string& journal =
+        args.flags.journal.empty() ? args.flags.resume : args.flags.journal;
+    if (!journal.empty() && !args.child) {
+      std::cerr << "; continue with --torchbench_resume=" << journal;
     }
     std::cerr << "\n";
     return 130;
   }
+  // An embedder's own benchmarks' errors are its own to judge.
   const int errored =
-      caller_benchmarks ? ErroredInstances() : display->errored();
-  if (errored > 0) {
-    std::cerr << "torchbench: " << errored
-              << " benchmark run(s) errored (see error_message above)";
-    if (flags->fail_on_error) {
-      std::cerr << "; exiting 1 (--torchbench_fail_on_error=false to exit 0)\n";
-      return 1;
-    }
-    std::cerr << "\n";
+      args.caller_benchmarks ? state.errored() : chain.display->errored();
+  if (errored == 0) return 0;
+  std::cerr << "torchbench: " << errored
+            << " benchmark run(s) errored (see error_message above)";
+  if (args.flags.fail_on_error) {
+    std::cerr << "; exiting 1 (--torchbench_fail_on_error=false to exit 0)\n";
+    return 1;
   }
+  std::cerr << "\n";
   return 0;
+}
+
+// Everything after the flags: plan, outputs, reporters, the loop.
+int Run(const ProgramArgs& args, const std::string& host_malloc) {
+  auto plan = Plan(args, host_malloc);
+  if (!plan.ok()) return Finish({2, std::string(plan.status().message())});
+  if (args.list_tests) return ListTests(args, *plan);
+  if (!plan->selected_any && !args.caller_benchmarks) {
+    return Finish(NoMatch(args.filter));
+  }
+  for (const auto& [key, value] : plan->context) {
+    benchmark::AddCustomContext(key, value);
+  }
+  if (absl::Status s = StartCoverageFile(args); !s.ok()) {
+    return Finish({2, std::string(s.message())});
+  }
+  auto journal = OpenJournal(args, *plan);
+  if (!journal.ok())
+    return Finish({2, std::string(journal.status().message())});
+  InstallInterruptHandler(/*announce=*/!args.child);
+
+  const std::vector<std::string> names = InstanceNames(plan->todo);
+  const Chain chain =
+      MakeChain(args, &*plan, journal->get(),
+                std::set<std::string>(names.begin(), names.end()));
+  RunState state(plan->options);
+  if (!RunLoop(plan->todo, MakeLoopOptions(args, *plan), &state,
+               chain.reporters.display.get(), chain.reporters.file.get())) {
+    return 1;
+  }
+  benchmark::Shutdown();
+  return ExitStatus(args, chain, state);
+}
+
+}  // namespace
+
+int RunMain(int argc, char** argv, bool caller_benchmarks) {
+  ProgramArgs args;
+  args.caller_benchmarks = caller_benchmarks;
+  args.program_args.assign(argv, argv + argc);
+  auto flags = ParseHarnessFlags(&argc, argv);
+  if (!flags.ok()) return Finish({2, std::string(flags.status().message())});
+  args.flags = *std::move(flags);
+  if (args.flags.help == "text") std::cout << HarnessFlagsHelp();
+  if (args.flags.help == "markdown") std::cout << HarnessFlagsMarkdown();
+  if (!args.flags.help.empty()) return 0;
+  args.child = !args.flags.child_result.empty();
+  if (caller_benchmarks && HasProgramOnlyFlags(args.flags)) {
+    return Finish({2,
+                   "--torchbench_isolate, _journal, _resume and _shard are "
+                   "flags of the torchbench program, not of "
+                   "torchbench::RunBenchmarks"});
+  }
+  auto host_malloc = Setup(args.flags);
+  if (!host_malloc.ok()) {
+    return Finish({2, std::string(host_malloc.status().message())});
+  }
+  if (args.flags.list_models) {
+    return ListModels(Registry::Global(), *args.flags.list_models, std::cout)
+               ? 0
+               : 1;
+  }
+  if (absl::Status s = ResolveDeviceAndShard(&args); !s.ok()) {
+    return Finish({2, std::string(s.message())});
+  }
+  if (absl::Status s = ParseBenchmarkArgs(argc, argv, &args); !s.ok()) {
+    return Finish({2, std::string(s.message())});
+  }
+  return Run(args, *host_malloc);
 }
 
 }  // namespace torchbench

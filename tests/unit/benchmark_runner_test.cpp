@@ -15,6 +15,8 @@
 
 #include "program/filters.h"
 #include "program/list_models.h"
+#include "program/plan.h"
+#include "program/run_loop.h"
 #include "torchbench/memory.h"
 
 namespace torchbench {
@@ -101,7 +103,7 @@ ModelSpec Spec(const std::string& name, bool fixed = false) {
   return spec;
 }
 
-// Collects every run Google Benchmark reports.
+// Collects every run reported.
 class CollectingReporter : public benchmark::BenchmarkReporter {
  public:
   bool ReportContext(const Context&) override { return true; }
@@ -110,6 +112,22 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
   }
   std::map<std::string, Run> by_name;
 };
+
+// Plans `registry` with `options` and runs the plan through the program's
+// run loop in this process (the caller's own benchmarks first when
+// `caller_filter` is set); returns every run by name.
+std::map<std::string, BenchmarkRun> RunPlanned(
+    const Registry& registry, const RunOptions& options, int* errored = nullptr,
+    const std::string& caller_filter = "") {
+  const auto planned = PlanInstances(registry, options, nullptr);
+  RunState state(options);
+  LoopOptions loop;
+  loop.caller_filter = caller_filter;
+  CollectingReporter reporter;
+  EXPECT_TRUE(RunLoop(planned, loop, &state, &reporter, nullptr));
+  if (errored != nullptr) *errored = state.errored();
+  return reporter.by_name;
+}
 
 class BenchmarkRunnerTest : public ::testing::Test {
  protected:
@@ -121,13 +139,10 @@ class BenchmarkRunnerTest : public ::testing::Test {
     benchmark::Initialize(&argc, argv);
     InstallCpuMemoryCounter();  // As RunMain does.
   }
-  void TearDown() override {
-    benchmark::ClearRegisteredBenchmarks();
-    ReleaseLiveInstance();
-  }
+  void TearDown() override { benchmark::ClearRegisteredBenchmarks(); }
 };
 
-TEST_F(BenchmarkRunnerTest, NamesEveryModelModeAndBatchSize) {
+TEST(PlanTest, NamesEveryModelModeAndBatchSize) {
   Registry registry;
   ASSERT_TRUE(registry.Add(Spec("free"), MakeModel<GoodModel>(), "f", 1).ok());
   ModelSpec eval_only = Spec("fixed", /*fixed=*/true);
@@ -135,16 +150,15 @@ TEST_F(BenchmarkRunnerTest, NamesEveryModelModeAndBatchSize) {
   ASSERT_TRUE(registry.Add(eval_only, MakeModel<GoodModel>(), "f", 2).ok());
 
   RunOptions defaults;
-  auto names = RegisterModelBenchmarks(registry, defaults, nullptr);
+  auto names = InstanceNames(PlanInstances(registry, defaults, nullptr));
   EXPECT_EQ(names, (std::vector<std::string>{"fixed/Eval/batch_size:8",
                                              "free/Train/batch_size:4",
                                              "free/Eval/batch_size:8"}));
-  benchmark::ClearRegisteredBenchmarks();
 
   RunOptions sized;
   sized.batch_sizes = {1, 32};
   std::vector<RegistrationNote> notes;
-  names = RegisterModelBenchmarks(registry, sized, &notes);
+  names = InstanceNames(PlanInstances(registry, sized, &notes));
   EXPECT_EQ(names, (std::vector<std::string>{
                        "fixed/Eval/batch_size:8", "free/Train/batch_size:1",
                        "free/Train/batch_size:32", "free/Eval/batch_size:1",
@@ -152,6 +166,42 @@ TEST_F(BenchmarkRunnerTest, NamesEveryModelModeAndBatchSize) {
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0].benchmark, "fixed/Eval/batch_size:8");
   EXPECT_NE(notes[0].text.find("fixed batch size"), std::string::npos);
+}
+
+// The flags reach every instance's options through one function.
+TEST(PlanTest, RunOptionsComeFromTheFlags) {
+  HarnessFlags flags;
+  flags.precision = Precision::kBf16;
+  flags.profile_steps = 7;
+  flags.warmup_steps = 0;
+  flags.batch_sizes = {2};
+  RunOptions options = RunOptionsFrom(flags, c10::kCPU, "^x$");
+  EXPECT_EQ(options.precision, Precision::kBf16);
+  EXPECT_EQ(options.profile_steps, 0) << "profiling is off until asked for";
+  EXPECT_EQ(options.warmup_steps, 0);
+  EXPECT_EQ(options.batch_sizes, std::vector<int64_t>{2});
+  EXPECT_EQ(options.filter, "^x$");
+  flags.profile = true;
+  EXPECT_EQ(RunOptionsFrom(flags, c10::kCPU, "").profile_steps, 7);
+}
+
+// A resumed journal's instances are reported from it, in plan order; the
+// rest runs.
+TEST(PlanTest, SplitResumedKeepsPlanOrder) {
+  Registry registry;
+  ASSERT_TRUE(registry.Add(Spec("a"), MakeModel<GoodModel>(), "f", 1).ok());
+  ASSERT_TRUE(registry.Add(Spec("b"), MakeModel<GoodModel>(), "f", 2).ok());
+  const auto planned = PlanInstances(registry, RunOptions{}, nullptr);
+  ResumeSplit split =
+      SplitResumed(planned, {ErrorRecord("b/Eval/batch_size:8", "x"),
+                             ErrorRecord("a/Train/batch_size:4", "y"),
+                             ErrorRecord("gone/Eval/batch_size:1", "z")});
+  ASSERT_EQ(split.replay.size(), 2u);
+  EXPECT_EQ(split.replay[0].instance, "a/Train/batch_size:4");
+  EXPECT_EQ(split.replay[1].instance, "b/Eval/batch_size:8");
+  EXPECT_EQ(InstanceNames(split.todo),
+            (std::vector<std::string>{"a/Eval/batch_size:8",
+                                      "b/Train/batch_size:4"}));
 }
 
 TEST(ResolveBatchSizesTest, RaisesRequestsBelowTheSmallestValidBatch) {
@@ -208,13 +258,11 @@ std::vector<std::string> RunSelected(const Registry& registry,
   RunOptions options;
   options.warmup_steps = 0;
   options.filter = filter;
-  const auto names = RegisterModelBenchmarks(registry, options, nullptr);
-  CollectingReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter,
-                                    GoogleBenchmarkFilter(filter, names));
+  const auto runs =
+      RunPlanned(registry, options, nullptr, filter.empty() ? "all" : filter);
   benchmark::ClearRegisteredBenchmarks();
   std::vector<std::string> ran;
-  for (const auto& [name, run] : reporter.by_name) ran.push_back(name);
+  for (const auto& [name, run] : runs) ran.push_back(name);
   return ran;
 }
 
@@ -235,6 +283,23 @@ TEST_F(BenchmarkRunnerTest, ExactFiltersSelectExactlyTheNamesPrinted) {
   EXPECT_EQ(RunSelected(registry, "").size(), 6u);
 }
 
+// An isolated child is told its one instance and where to journal it, and
+// none of what its parent does itself.
+TEST(RunLoopTest, ChildArgsDropWhatTheParentDoes) {
+  const std::vector<std::string> args =
+      ChildArgs({"torchbench", "--torchbench_isolate=process",
+                 "--torchbench_journal=j", "--torchbench_shard=1/4",
+                 "--benchmark_filter=resnet", "--benchmark_out=o.json",
+                 "--torchbench_batch_sizes=1", "--benchmark_repetitions=3"},
+                "hf_T5/Eval/batch_size:1", "/tmp/r.jsonl");
+  EXPECT_EQ(args, (std::vector<std::string>{
+                      "--torchbench_batch_sizes=1", "--benchmark_repetitions=3",
+                      "--benchmark_filter=^hf_T5/Eval/batch_size:1$",
+                      "--benchmark_format=console", "--benchmark_color=false",
+                      "--torchbench_shard=0/1",
+                      "--torchbench_child_result=/tmp/r.jsonl"}));
+}
+
 TEST_F(BenchmarkRunnerTest, ErrorsSkipTheirInstanceAndTheRunGoesOn) {
   Registry registry;
   ASSERT_TRUE(
@@ -246,12 +311,9 @@ TEST_F(BenchmarkRunnerTest, ErrorsSkipTheirInstanceAndTheRunGoesOn) {
       registry.Add(Spec("d_good"), MakeModel<GoodModel>(), "f", 4).ok());
   RunOptions options;
   options.warmup_steps = 1;
-  RegisterModelBenchmarks(registry, options, nullptr);
-  const int errors_before = ErroredInstances();
-  CollectingReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
+  int errored = 0;
+  const auto runs = RunPlanned(registry, options, &errored);
 
-  const auto& runs = reporter.by_name;
   ASSERT_EQ(runs.size(), 8u);
   for (const char* mode : {"Train", "Eval"}) {
     const std::string suffix = std::string("/") + mode + "/batch_size:" +
@@ -278,7 +340,7 @@ TEST_F(BenchmarkRunnerTest, ErrorsSkipTheirInstanceAndTheRunGoesOn) {
               std::string(mode) == "Train" ? 4 : 8);
     EXPECT_GE(good.counters.at("peak_mem").value, 0);
   }
-  EXPECT_EQ(ErroredInstances() - errors_before, 6);
+  EXPECT_EQ(errored, 6);
 }
 
 TEST_F(BenchmarkRunnerTest, ProfileCountersJoinEachRepetition) {
@@ -288,14 +350,9 @@ TEST_F(BenchmarkRunnerTest, ProfileCountersJoinEachRepetition) {
   options.warmup_steps = 0;
   options.profile_steps = 2;
   options.filter = "^prof/Eval/";
-  const auto names = RegisterModelBenchmarks(registry, options, nullptr);
-  ASSERT_EQ(names.size(), 1u);
-  auto collecting = std::make_unique<CollectingReporter>();
-  CollectingReporter& reporter = *collecting;
-  ProfilingReporter profiling(std::move(collecting));
-  benchmark::RunSpecifiedBenchmarks(
-      &profiling, GoogleBenchmarkFilter(options.filter, names));
-  const auto& run = reporter.by_name.at("prof/Eval/batch_size:8");
+  const auto runs = RunPlanned(registry, options);
+  ASSERT_EQ(runs.size(), 1u);
+  const auto& run = runs.at("prof/Eval/batch_size:8");
   ASSERT_FALSE(run.error_occurred) << run.error_message;
   EXPECT_EQ(run.counters.at("aten_ops_per_step").value, 1);  // x * 2
   EXPECT_EQ(run.counters.at("would_sync_per_step").value, 0);
@@ -313,8 +370,6 @@ TEST_F(BenchmarkRunnerTest, ProfilesAfterTheLastRepetition) {
   options.warmup_steps = 0;
   options.profile_steps = 2;
   options.filter = "^log/Eval/";
-  const auto names = RegisterModelBenchmarks(registry, options, nullptr);
-  ASSERT_EQ(names.size(), 1u);
   static char arg0[] = "test";
   static char three[] = "--benchmark_repetitions=3";
   static char one[] = "--benchmark_repetitions=1";
@@ -322,10 +377,7 @@ TEST_F(BenchmarkRunnerTest, ProfilesAfterTheLastRepetition) {
   int argc = 2;
   benchmark::Initialize(&argc, with_repetitions);
   ProfiledSteps().clear();
-  CollectingReporter* reporter = new CollectingReporter();
-  ProfilingReporter profiling{std::unique_ptr<CollectingReporter>(reporter)};
-  benchmark::RunSpecifiedBenchmarks(
-      &profiling, GoogleBenchmarkFilter(options.filter, names));
+  const auto runs = RunPlanned(registry, options);
   char* without[] = {arg0, one, nullptr};
   argc = 2;
   benchmark::Initialize(&argc, without);
@@ -339,7 +391,7 @@ TEST_F(BenchmarkRunnerTest, ProfilesAfterTheLastRepetition) {
   EXPECT_EQ(steps.end() - first_profiled, 1 + 2 + 1);
   EXPECT_GE(first_profiled - steps.begin(), 3);
   // The last run reported (an aggregate) carries the counters too.
-  const auto& last = reporter->by_name.at("log/Eval/batch_size:8");
+  const auto& last = runs.at("log/Eval/batch_size:8");
   EXPECT_EQ(last.counters.count("profile_steps"), 1u);
 }
 
@@ -359,7 +411,7 @@ TEST_F(BenchmarkRunnerTest,
   options.count_ops = true;
   options.warmup_steps = 1;
   std::vector<RegistrationNote> notes;
-  EXPECT_EQ(RegisterModelBenchmarks(registry, options, &notes),
+  EXPECT_EQ(InstanceNames(PlanInstances(registry, options, &notes)),
             (std::vector<std::string>{"a_half_eval/Train/batch_size:4",
                                       "a_half_eval/Eval/batch_size:8"}));
   ASSERT_EQ(notes.size(), 2u);
@@ -368,14 +420,13 @@ TEST_F(BenchmarkRunnerTest,
             std::string::npos)
       << notes[0].text;
 
-  CollectingReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  const auto& eval = reporter.by_name.at("a_half_eval/Eval/batch_size:8");
+  const auto runs = RunPlanned(registry, options);
+  const auto& eval = runs.at("a_half_eval/Eval/batch_size:8");
   ASSERT_FALSE(eval.error_occurred) << eval.error_message;
   EXPECT_EQ(eval.report_label, "precision:bf16");
   EXPECT_EQ(eval.counters.at("aten_ops").value, 1);  // x * 2
   EXPECT_EQ(eval.counters.at("optimizer_ops").value, 0);
-  EXPECT_EQ(reporter.by_name.at("a_half_eval/Train/batch_size:4").report_label,
+  EXPECT_EQ(runs.at("a_half_eval/Train/batch_size:4").report_label,
             "precision:bf16 optimizer:none");
 
   const c10::Device cuda(c10::kCUDA, 0);

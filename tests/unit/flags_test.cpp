@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
+
+#include "absl/strings/str_split.h"
 
 namespace torchbench {
 namespace {
@@ -163,6 +166,43 @@ TEST(FlagsTest, DefaultsMatchTorchBench) {
   EXPECT_TRUE(flags->fail_on_error);
   EXPECT_TRUE(flags->batch_sizes.empty());
   EXPECT_FALSE(flags->profile);
+}
+
+// --torchbench_help, the README's table and the parser are one table: every
+// flag a user may give is listed in both, the internal one in neither.
+TEST(FlagsTest, HelpAndDocsComeFromTheTable) {
+  const std::string help = HarnessFlagsHelp();
+  const std::string markdown = HarnessFlagsMarkdown();
+  std::set<std::string> names;
+  for (const FlagSpec& flag : FlagTable()) {
+    const std::string name = std::string("--torchbench_") + flag.name;
+    EXPECT_TRUE(names.insert(name).second) << name << " twice";
+    EXPECT_EQ(help.find(name) != std::string::npos, !flag.internal) << name;
+    EXPECT_EQ(markdown.find("`" + name) != std::string::npos, !flag.internal)
+        << name;
+    EXPECT_NE(flag.parse, nullptr) << name;
+  }
+  EXPECT_NE(help.find("(default: 1337)"), std::string::npos) << help;
+  // A value's alternatives would split the Markdown table's columns.
+  EXPECT_NE(markdown.find("`--torchbench_device=cpu\\|cuda[:i]`"),
+            std::string::npos)
+      << markdown;
+  for (absl::string_view line : absl::StrSplit(help, '\n')) {
+    EXPECT_LE(line.size(), 100u) << line;
+  }
+}
+
+TEST(FlagsTest, HelpFormats) {
+  Args text({"tb", "--torchbench_help"});
+  auto t = ParseHarnessFlags(&text.argc, text.pointers.data());
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->help, "text");
+  Args markdown({"tb", "--torchbench_help=markdown"});
+  auto m = ParseHarnessFlags(&markdown.argc, markdown.pointers.data());
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->help, "markdown");
+  Args bad({"tb", "--torchbench_help=man"});
+  EXPECT_FALSE(ParseHarnessFlags(&bad.argc, bad.pointers.data()).ok());
 }
 
 }  // namespace
