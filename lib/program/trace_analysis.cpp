@@ -139,9 +139,15 @@ bool IsBlockingRuntimeCall(const std::string& name) {
   return false;
 }
 
-TraceSummary AnalyzeTrace(const std::vector<TraceEvent>& events,
-                          int max_steps) {
-  TraceSummary s;
+namespace {
+
+// The analysis in phases: the profiler's step scopes; the host events'
+// nesting (which step, phase and enclosing op each has); the host ATen ops;
+// each device event given to the step that launched it; and per step, the
+// device window and what its idle time waited on.
+
+// The ProfilerStep# scopes, in time order.
+Steps FindSteps(const std::vector<TraceEvent>& events) {
   Steps steps;
   for (const TraceEvent& e : events) {
     if (e.kind == TraceEventKind::kUserScope &&
@@ -150,31 +156,51 @@ TraceSummary AnalyzeTrace(const std::vector<TraceEvent>& events,
     }
   }
   std::sort(steps.spans.begin(), steps.spans.end());
-  const int n_steps =
-      max_steps < 0
-          ? static_cast<int>(steps.spans.size())
-          : std::min<int>(max_steps, static_cast<int>(steps.spans.size()));
-  s.steps = n_steps;
-  if (n_steps == 0) return s;
-  auto counted = [&](int step) { return step >= 0 && step < n_steps; };
+  return steps;
+}
 
-  // Host nesting, per thread: sorted by start, outer (longer) first.
-  std::vector<size_t> host;
-  for (size_t i = 0; i < events.size(); ++i) {
-    if (IsHostNestingEvent(events[i].kind)) host.push_back(i);
+struct HostNesting {
+  // The host events' indices, per thread by start, outer (longer) first.
+  std::vector<size_t> order;
+  std::unordered_map<size_t, HostInfo> info;
+};
+
+// What each host event inherits from its parent on the same thread.
+HostInfo Inherit(const TraceEvent& parent, HostInfo& p, int64_t child_ns) {
+  HostInfo h;
+  p.children_ns += child_ns;
+  h.in_aten = p.in_aten || parent.kind == TraceEventKind::kAtenOp;
+  h.in_sync = p.in_sync || (parent.kind == TraceEventKind::kAtenOp &&
+                            IsWouldSyncOp(parent.name));
+  h.phase = p.phase;
+  if (parent.kind == TraceEventKind::kBackwardFunction &&
+      h.phase == Phase::kForward) {
+    h.phase = Phase::kBackward;
   }
-  std::sort(host.begin(), host.end(), [&](size_t a, size_t b) {
+  if (parent.kind == TraceEventKind::kUserScope &&
+      StartsWith(parent.name, kOptimizerPrefix)) {
+    h.phase = Phase::kOptimizer;
+  }
+  return h;
+}
+
+HostNesting NestHostEvents(const std::vector<TraceEvent>& events,
+                           const Steps& steps) {
+  HostNesting n;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (IsHostNestingEvent(events[i].kind)) n.order.push_back(i);
+  }
+  std::sort(n.order.begin(), n.order.end(), [&](size_t a, size_t b) {
     const TraceEvent& x = events[a];
     const TraceEvent& y = events[b];
     if (x.thread != y.thread) return x.thread < y.thread;
     if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
     return x.end_ns > y.end_ns;
   });
-  std::unordered_map<size_t, HostInfo> info;
-  info.reserve(host.size());
+  n.info.reserve(n.order.size());
   std::vector<size_t> stack;
   uint64_t thread = 0;
-  for (size_t i : host) {
+  for (size_t i : n.order) {
     const TraceEvent& e = events[i];
     if (stack.empty() || e.thread != thread) {
       stack.clear();
@@ -185,168 +211,220 @@ TraceSummary AnalyzeTrace(const std::vector<TraceEvent>& events,
     }
     HostInfo h;
     if (!stack.empty()) {
-      const TraceEvent& parent = events[stack.back()];
-      HostInfo& p = info[stack.back()];
-      p.children_ns += e.end_ns - e.start_ns;
-      h.in_aten = p.in_aten || parent.kind == TraceEventKind::kAtenOp;
-      h.in_sync = p.in_sync || (parent.kind == TraceEventKind::kAtenOp &&
-                                IsWouldSyncOp(parent.name));
-      h.phase = p.phase;
-      if (parent.kind == TraceEventKind::kBackwardFunction &&
-          h.phase == Phase::kForward) {
-        h.phase = Phase::kBackward;
-      }
-      if (parent.kind == TraceEventKind::kUserScope &&
-          StartsWith(parent.name, kOptimizerPrefix)) {
-        h.phase = Phase::kOptimizer;
-      }
+      h = Inherit(events[stack.back()], n.info[stack.back()],
+                  e.end_ns - e.start_ns);
     }
     h.step = steps.Holding(e.start_ns);
-    info[i] = h;
+    n.info[i] = h;
     stack.push_back(i);
   }
+  return n;
+}
 
+// The host ATen ops of the counted steps: per-op rows, top-level counts per
+// phase, would-sync ops; returns each op by its correlation id (for the
+// device events it launched).
+std::unordered_map<uint64_t, size_t> CountHostOps(
+    const std::vector<TraceEvent>& events, HostNesting& nesting, int n_steps,
+    TraceSummary* s) {
   std::map<std::string, OpStat> by_host;
   std::unordered_map<uint64_t, size_t> op_by_correlation;
-  for (size_t i : host) {
+  for (size_t i : nesting.order) {
     const TraceEvent& e = events[i];
     if (e.kind != TraceEventKind::kAtenOp) continue;
-    const HostInfo& h = info[i];
+    const HostInfo& h = nesting.info[i];
     if (e.correlation != 0) op_by_correlation[e.correlation] = i;
-    if (!counted(h.step)) continue;
+    if (h.step < 0 || h.step >= n_steps) continue;
     const int64_t dur = e.end_ns - e.start_ns;
     OpStat& row = by_host[e.name];
     row.name = e.name;
     ++row.calls;
     row.self_ns += std::max<int64_t>(0, dur - h.children_ns);
     row.total_ns += dur;
-    if (!h.in_sync && IsWouldSyncOp(e.name)) ++s.would_sync;
+    if (!h.in_sync && IsWouldSyncOp(e.name)) ++s->would_sync;
     if (!h.in_aten) {
-      ++s.aten_ops;
-      PhaseStat& phase = PhaseOf(s, h.phase);
+      ++s->aten_ops;
+      PhaseStat& phase = PhaseOf(*s, h.phase);
       ++phase.ops;
       phase.host_ns += dur;
     }
   }
-  s.ops_by_host = Sorted(std::move(by_host));
+  s->ops_by_host = Sorted(std::move(by_host));
+  return op_by_correlation;
+}
 
-  // Device events, each given to the step of its launch.
-  std::unordered_map<uint64_t, const TraceEvent*> launch;
+struct DeviceSteps {
+  std::unordered_map<uint64_t, const TraceEvent*> launch;  // By correlation.
+  std::vector<std::vector<const TraceEvent*>> per_step;
+};
+
+// Each device event, given to the step of its launch (or, without one, the
+// last step started before it); counts blocking runtime calls.
+DeviceSteps AssignDeviceEvents(const std::vector<TraceEvent>& events,
+                               const Steps& steps, int n_steps,
+                               TraceSummary* s) {
+  auto counted = [&](int step) { return step >= 0 && step < n_steps; };
+  DeviceSteps d;
   for (const TraceEvent& e : events) {
     if (e.kind != TraceEventKind::kRuntime) continue;
-    if (e.correlation != 0) launch[e.correlation] = &e;
+    if (e.correlation != 0) d.launch[e.correlation] = &e;
     if (counted(steps.Holding(e.start_ns)) && IsBlockingRuntimeCall(e.name)) {
-      ++s.sync_count;
+      ++s->sync_count;
     }
   }
-  std::vector<std::vector<const TraceEvent*>> per_step(n_steps);
+  d.per_step.resize(static_cast<size_t>(n_steps));
   for (const TraceEvent& e : events) {
     if (!IsDeviceEvent(e.kind)) continue;
-    auto it = launch.find(e.correlation);
-    const int step = it != launch.end() ? steps.Holding(it->second->start_ns)
-                                        : steps.StartedBefore(e.start_ns);
-    if (counted(step)) per_step[step].push_back(&e);
+    auto it = d.launch.find(e.correlation);
+    const int step = it != d.launch.end() ? steps.Holding(it->second->start_ns)
+                                          : steps.StartedBefore(e.start_ns);
+    if (counted(step)) d.per_step[static_cast<size_t>(step)].push_back(&e);
   }
+  return d;
+}
 
-  std::map<std::string, OpStat> by_device;
-  std::map<std::string, OpStat> kernels;
-  std::vector<int64_t> kernel_durations;
+// A step's device idle time, split by what the gaps on each stream waited
+// on: the host launching (host_wait), short kernel-to-kernel gaps
+// (kernel_wait), or neither (other).
+struct IdleSplit {
   double host_wait = 0;
   double kernel_wait = 0;
   double other = 0;
-  for (auto& step_events : per_step) {
-    if (step_events.empty()) continue;
-    s.has_device = true;
-    int64_t first = step_events.front()->start_ns;
-    int64_t last = step_events.front()->end_ns;
-    std::vector<std::pair<int64_t, int64_t>> all, memcpy;
-    std::map<int64_t, std::vector<const TraceEvent*>> by_stream;
-    for (const TraceEvent* e : step_events) {
-      first = std::min(first, e->start_ns);
-      last = std::max(last, e->end_ns);
-      all.emplace_back(e->start_ns, e->end_ns);
-      const int64_t dur = e->end_ns - e->start_ns;
-      if (e->kind == TraceEventKind::kMemcpy) {
-        memcpy.emplace_back(e->start_ns, e->end_ns);
-        ++s.memcpy_count;
-      }
-      if (e->kind == TraceEventKind::kKernel) {
-        ++s.kernel_count;
-        kernel_durations.push_back(dur);
-        OpStat& k = kernels[e->name];
-        k.name = e->name;
-        ++k.calls;
-        k.self_ns += dur;
-      }
-      auto op = op_by_correlation.find(e->linked_correlation);
-      const std::string& op_name = op != op_by_correlation.end()
-                                       ? events[op->second].name
-                                       : std::string("(no host op)");
-      OpStat& d = by_device[op_name];
-      d.name = op_name;
-      ++d.calls;
-      d.self_ns += dur;
-      if (op != op_by_correlation.end()) {
-        PhaseOf(s, info[op->second].phase).device_ns += dur;
-      }
-      by_stream[e->stream].push_back(e);
-    }
-    const int64_t window = last - first;
-    const int64_t busy = UnionLength(all);
-    const int64_t idle = window - busy;
-    s.window_ns += window;
-    s.busy_ns += busy;
-    s.memcpy_ns += UnionLength(memcpy);
-    s.idle_ns += idle;
+};
 
-    double gaps_host = 0;
-    double gaps_kernel = 0;
-    double gaps_other = 0;
-    for (auto& [stream, list] : by_stream) {
-      std::sort(list.begin(), list.end(),
-                [](const TraceEvent* a, const TraceEvent* b) {
-                  return a->start_ns < b->start_ns;
-                });
-      int64_t prev_end = list.front()->end_ns;
-      for (size_t i = 1; i < list.size(); ++i) {
-        const TraceEvent* e = list[i];
-        const int64_t gap = e->start_ns - prev_end;
-        if (gap > 0) {
-          auto l = launch.find(e->correlation);
-          if (l != launch.end() && l->second->start_ns > prev_end) {
-            gaps_host += static_cast<double>(gap);
-          } else if (gap < kKernelWaitNs) {
-            gaps_kernel += static_cast<double>(gap);
-          } else {
-            gaps_other += static_cast<double>(gap);
-          }
+void SplitIdle(std::map<int64_t, std::vector<const TraceEvent*>>& by_stream,
+               const std::unordered_map<uint64_t, const TraceEvent*>& launch,
+               double idle, IdleSplit* split) {
+  double gaps_host = 0;
+  double gaps_kernel = 0;
+  double gaps_other = 0;
+  for (auto& [stream, list] : by_stream) {
+    std::sort(list.begin(), list.end(),
+              [](const TraceEvent* a, const TraceEvent* b) {
+                return a->start_ns < b->start_ns;
+              });
+    int64_t prev_end = list.front()->end_ns;
+    for (size_t i = 1; i < list.size(); ++i) {
+      const TraceEvent* e = list[i];
+      const int64_t gap = e->start_ns - prev_end;
+      if (gap > 0) {
+        auto l = launch.find(e->correlation);
+        if (l != launch.end() && l->second->start_ns > prev_end) {
+          gaps_host += static_cast<double>(gap);
+        } else if (gap < kKernelWaitNs) {
+          gaps_kernel += static_cast<double>(gap);
+        } else {
+          gaps_other += static_cast<double>(gap);
         }
-        prev_end = std::max(prev_end, e->end_ns);
       }
-    }
-    const double gaps = gaps_host + gaps_kernel + gaps_other;
-    const double idle_d = static_cast<double>(idle);
-    if (gaps > 0) {
-      // The gaps' shares split the window's idle time; with one stream they
-      // are that time exactly.
-      const double explained = std::min(idle_d, gaps);
-      host_wait += explained * gaps_host / gaps;
-      kernel_wait += explained * gaps_kernel / gaps;
-      other += explained * gaps_other / gaps + (idle_d - explained);
-    } else {
-      other += idle_d;
+      prev_end = std::max(prev_end, e->end_ns);
     }
   }
-  s.idle_host_wait_ns = host_wait;
-  s.idle_kernel_wait_ns = kernel_wait;
-  s.idle_other_ns = other;
-  s.ops_by_device = Sorted(std::move(by_device));
-  s.kernels = Sorted(std::move(kernels));
-  if (!kernel_durations.empty()) {
-    const size_t mid = kernel_durations.size() / 2;
-    std::nth_element(kernel_durations.begin(), kernel_durations.begin() + mid,
-                     kernel_durations.end());
-    s.kernel_median_ns = kernel_durations[mid];
+  const double gaps = gaps_host + gaps_kernel + gaps_other;
+  if (gaps > 0) {
+    // The gaps' shares split the window's idle time; with one stream they
+    // are that time exactly.
+    const double explained = std::min(idle, gaps);
+    split->host_wait += explained * gaps_host / gaps;
+    split->kernel_wait += explained * gaps_kernel / gaps;
+    split->other += explained * gaps_other / gaps + (idle - explained);
+  } else {
+    split->other += idle;
+  }
+}
+
+// What the device events of the counted steps add up to.
+struct DeviceTotals {
+  std::map<std::string, OpStat> by_op;
+  std::map<std::string, OpStat> kernels;
+  std::vector<int64_t> kernel_durations;
+  IdleSplit idle;
+};
+
+// One step's device events: its window, busy, memcpy and idle time, its
+// kernels and the host op each event came from.
+void AnalyzeStepWindow(
+    const std::vector<const TraceEvent*>& step_events,
+    const std::vector<TraceEvent>& events, const HostNesting& nesting,
+    const std::unordered_map<uint64_t, size_t>& op_by_correlation,
+    const DeviceSteps& device, TraceSummary* s, DeviceTotals* totals) {
+  s->has_device = true;
+  int64_t first = step_events.front()->start_ns;
+  int64_t last = step_events.front()->end_ns;
+  std::vector<std::pair<int64_t, int64_t>> all, memcpy;
+  std::map<int64_t, std::vector<const TraceEvent*>> by_stream;
+  for (const TraceEvent* e : step_events) {
+    first = std::min(first, e->start_ns);
+    last = std::max(last, e->end_ns);
+    all.emplace_back(e->start_ns, e->end_ns);
+    const int64_t dur = e->end_ns - e->start_ns;
+    if (e->kind == TraceEventKind::kMemcpy) {
+      memcpy.emplace_back(e->start_ns, e->end_ns);
+      ++s->memcpy_count;
+    }
+    if (e->kind == TraceEventKind::kKernel) {
+      ++s->kernel_count;
+      totals->kernel_durations.push_back(dur);
+      OpStat& k = totals->kernels[e->name];
+      k.name = e->name;
+      ++k.calls;
+      k.self_ns += dur;
+    }
+    auto op = op_by_correlation.find(e->linked_correlation);
+    const std::string& op_name = op != op_by_correlation.end()
+                                     ? events[op->second].name
+                                     : std::string("(no host op)");
+    OpStat& d = totals->by_op[op_name];
+    d.name = op_name;
+    ++d.calls;
+    d.self_ns += dur;
+    if (op != op_by_correlation.end()) {
+      PhaseOf(*s, nesting.info.at(op->second).phase).device_ns += dur;
+    }
+    by_stream[e->stream].push_back(e);
+  }
+  const int64_t window = last - first;
+  const int64_t busy = UnionLength(all);
+  const int64_t idle = window - busy;
+  s->window_ns += window;
+  s->busy_ns += busy;
+  s->memcpy_ns += UnionLength(memcpy);
+  s->idle_ns += idle;
+  SplitIdle(by_stream, device.launch, static_cast<double>(idle), &totals->idle);
+}
+
+}  // namespace
+
+TraceSummary AnalyzeTrace(const std::vector<TraceEvent>& events,
+                          int max_steps) {
+  TraceSummary s;
+  const Steps steps = FindSteps(events);
+  const int n_steps =
+      max_steps < 0
+          ? static_cast<int>(steps.spans.size())
+          : std::min<int>(max_steps, static_cast<int>(steps.spans.size()));
+  s.steps = n_steps;
+  if (n_steps == 0) return s;
+  HostNesting nesting = NestHostEvents(events, steps);
+  const auto op_by_correlation = CountHostOps(events, nesting, n_steps, &s);
+  const DeviceSteps device = AssignDeviceEvents(events, steps, n_steps, &s);
+  DeviceTotals totals;
+  for (const auto& step_events : device.per_step) {
+    if (step_events.empty()) continue;
+    AnalyzeStepWindow(step_events, events, nesting, op_by_correlation, device,
+                      &s, &totals);
+  }
+  s.idle_host_wait_ns = totals.idle.host_wait;
+  s.idle_kernel_wait_ns = totals.idle.kernel_wait;
+  s.idle_other_ns = totals.idle.other;
+  s.ops_by_device = Sorted(std::move(totals.by_op));
+  s.kernels = Sorted(std::move(totals.kernels));
+  std::vector<int64_t>& durations = totals.kernel_durations;
+  if (!durations.empty()) {
+    const size_t mid = durations.size() / 2;
+    std::nth_element(durations.begin(), durations.begin() + mid,
+                     durations.end());
+    s.kernel_median_ns = durations[mid];
   }
   return s;
 }
