@@ -42,7 +42,7 @@
 // files, made from torch's own prepare_qat_fx / convert_fx, match bit for
 // bit on one thread):
 //   - no FX: each model writes the prepared and the converted graph out by
-//     hand, from what prepare_qat_fx / convert_fx produce in torch 2.14.1
+//     hand, from what prepare_qat_fx / convert_fx produce in pinned torch
 //     (a torch that placed fake-quants differently needs the files updated);
 //   - a fake-quant prepare_qat_fx shares under several names is registered
 //     under the first only (buffers() counts it once in Python too; Python's
@@ -235,7 +235,7 @@ ModelFactory MakeQatClassifier(QatClassifierOptions options);
 // "<name>.golden", and fp16, bf16, amp_fp16 and amp_bf16 unsupported in both
 // modes: the fake-quant kernel takes float32 only (the reference fails the
 // same way: "expected scalar type Float but found BFloat16", measured with
-// torch 2.14.1), and the int8 Eval model has no floating-point compute to
+// pinned torch), and the int8 Eval model has no floating-point compute to
 // lower. `reference` is the prepared model's counts.
 ModelSpec QatClassifierSpec(const std::string& network, int64_t batch_size,
                             ElementCounts reference);

@@ -48,7 +48,7 @@ inline std::vector<optim::ParamGroup> TimmParamGroups(
           {.params = std::move(decay), .lr = lr, .weight_decay = weight_decay}};
 }
 
-// torch.nn.utils.clip_grad_norm_ as torch 2.14 runs it: per-tensor norms
+// torch.nn.utils.clip_grad_norm_ as the pinned torch runs it: per-tensor norms
 // (_foreach_norm where PyTorch has foreach kernels), the clip factor clamped
 // to 1 and multiplied in without reading the norm back (LibTorch's own
 // clip_grad_norm_ returns it as a double, a host sync the reference lacks).

@@ -29,7 +29,7 @@ namespace torchbench::common {
 // (train() raises NotImplementedError) at DEFAULT_EVAL_BSIZE 1048576, the
 // "problem size"; none sets ALLOW_CUSTOMIZE_BSIZE, so other sizes are allowed
 // and reshape the grid. Each registers no parameters or buffers (counted in
-// Python, torch 2.14.1, on the Model of pytorch/benchmark 43ca0857). None
+// Python, pinned torch, on the Model of pytorch/benchmark 43ca0857). None
 // has a half path: its inputs are NumPy float64 arrays, so fp16/bf16 would
 // not be the reference's computation. The golden file is "<name>.golden",
 // made by tools/golden/adapters/<name>.py from the reference's own eval().

@@ -1,5 +1,5 @@
 // timm's EfficientNet trunk (timm/models/efficientnet.py,
-// _efficientnet_blocks.py, _efficientnet_builder.py; timm 1.0.29) for the
+// _efficientnet_blocks.py, _efficientnet_builder.py; pinned timm) for the
 // b0 arch string, with the options its variants differ by:
 //
 //   efficientnet_b0       symmetric padding, BatchNorm eps 1e-5, depth 1.0

@@ -1,4 +1,4 @@
-// timm's VisionTransformer (timm/models/vision_transformer.py, timm 1.0.29
+// timm's VisionTransformer (timm/models/vision_transformer.py, pinned timm
 // and 1.0.31) in the configuration the TorchBench ViT models use: class token,
 // learned absolute position embedding added after the class token is prepended,
 // pre-norm blocks with fused-QKV attention and a GELU MLP, final LayerNorm,

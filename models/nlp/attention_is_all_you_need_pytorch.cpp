@@ -486,7 +486,7 @@ class AttentionIsAllYouNeed final : public Model, public GoldenCheck {
 }  // namespace
 
 // Built by the reference's own Model.__init__ (test="eval", batch 32) with
-// the vocabulary above, counted in Python with torch 2.14.1
+// the vocabulary above, counted in Python with pinned torch
 // (sum(p.numel() for p in model.model.parameters()) and over buffers(),
 // counts() in tools/golden/adapters/attention_is_all_you_need_pytorch.py).
 // The buffers are the two 200 x 512 position tables.

@@ -58,7 +58,7 @@ constexpr double kDropout = 0.1;
 // two-character separator "\t" is itself counted as a word. The vocabulary
 // is therefore 5 specials (<pad> <unk> <eos> <sos> <mask>) + "\t" + the
 // 19999 distinct numbers drawn (10641 is never drawn) = 20005. Read by
-// running the reference's __init__.py (commit 43ca0857) under torch 2.14.1:
+// running the reference's __init__.py (commit 43ca0857) under pinned torch:
 // len(vocab) == trainer.model.mask_lm.linear.out_features == 20005.
 constexpr int64_t kVocabSize = 20005;
 
@@ -581,7 +581,7 @@ class BertPytorch final : public Model,
 }  // namespace
 
 // Counts: BERTLM (trainer.model, which train() and eval() run), built by the
-// reference's own __init__.py at commit 43ca0857 under torch 2.14.1 and
+// reference's own __init__.py at commit 43ca0857 under pinned torch and
 // counted in Python (sum(p.numel() for p in m.parameters())):
 //   BERT (get_module()'s module) 100420608 = token 20005*768
 //     + segment 3*768 + 12 blocks * (attention 4*(768*768+768)

@@ -483,8 +483,8 @@ class FastNlpBert final : public Model, public GoldenCheck {
 }  // namespace
 
 // Counts: the reference Model built by tools/golden/adapters/
-// fastNLP_Bert.py's loader (its own __init__.py, fastNLP 0.6.0, torch
-// 2.14.1, seed 1337, test="train", batch 6) and counted in Python over
+// fastNLP_Bert.py's loader (its own __init__.py, fastNLP 0.6.0, pinned
+// torch, seed 1337, test="train", batch 6) and counted in Python over
 // model.parameters():
 // BertModel 102267648 (word 21128*768 + positions 512*768 + types 2*768
 // + LayerNorm 1536 + 12 * 7087872 + pooler 590592) + qa_outputs 1538.

@@ -5,7 +5,7 @@
 // hf_language_model.h's Train step (Adam lr 1e-3, no zero_grad) and Eval
 // step on randint ids of length 512.
 //
-// The network is transformers 5.24.0's AlbertForMaskedLM
+// The network is pinned transformers's AlbertForMaskedLM
 // (models/albert/modeling_albert.py): AlbertEmbeddings at embedding_size
 // 128 (word + token type + learned position, LayerNorm, dropout), the
 // encoder's embedding_hidden_mapping_in (128 -> 768), then ONE AlbertLayer
@@ -31,7 +31,7 @@
 // HuggingFaceModel.train()/eval() (tools/golden/adapters/hf_Albert.py):
 // batch 2, length 16, float32 (dropout is 0 in this configuration anyway).
 //
-// Where the port differs from the reference: transformers 5.24.0 (SDPA
+// Where the port differs from the reference: pinned transformers (SDPA
 // attention) rather than TorchBench's pinned 4.20.1 (eager attention, same
 // math).
 #include <torch/nn/module.h>
@@ -208,7 +208,7 @@ std::unique_ptr<Model> Make(const ModelConfig& config) {
 
 }  // namespace
 
-// In the venv (torch 2.14.1, transformers 5.24.0), with the AlbertConfig
+// In the venv (pinned torch, pinned transformers), with the AlbertConfig
 // values above: m = AutoModelForMaskedLM.from_config(config)
 //   sum(p.numel() for p in m.parameters())  # decoder tied
 //   sum(b.numel() for b in m.buffers())     # position_ids and

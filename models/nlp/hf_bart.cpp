@@ -1,7 +1,7 @@
 // TorchBench's hf_Bart (torchbenchmark/models/hf_Bart/__init__.py and
 // util/framework/huggingface/model_factory.py at 43ca0857):
 // AutoModelForSeq2SeqLM.from_config(AutoConfig.from_pretrained(
-// "facebook/bart-base")), i.e. transformers 5.24.0's
+// "facebook/bart-base")), i.e. pinned transformers's
 // BartForConditionalGeneration (models/bart/modeling_bart.py), trained with
 // Adam (lr 1e-3, no zero_grad) on random input_ids and labels of length 512
 // (decoder_input_ids = shift_tokens_right(labels, pad 1, start 2) inside the
@@ -28,7 +28,7 @@
 // Where the port differs from the reference, and why:
 //  * Weights are random (as from_config's), from LibTorch's stream.
 //  * TorchBench at 43ca0857 ran transformers 4.20.1 (eager attention); the
-//    reference here is 5.24.0 (sdpa), as the project pins it.
+//    reference here is the pinned transformers (sdpa).
 //  * The CPU smoke and precision tests (ModelConfig::small_inputs) cut the
 //    length to HfTask::small_length (32).
 //
@@ -289,7 +289,7 @@ class HfBart : public hf::HfLanguageModel<BartForConditionalGeneration>,
 
 }  // namespace
 
-// transformers 5.24.0 in the venv: m = AutoModelForSeq2SeqLM.from_config(
+// pinned transformers in the venv: m = AutoModelForSeq2SeqLM.from_config(
 // BartConfig(<the values above>)) (tools/golden/adapters/hf_Bart.py's
 // config(0.1)); sum(p.numel() for p in m.parameters()) (shared 38603520 tied
 // with both embed_tokens and lm_head, two position tables of 1026 x 768, 6

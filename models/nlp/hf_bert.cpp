@@ -9,7 +9,7 @@
 // num_attention_heads=16)', every other BertConfig default (intermediate_size
 // stays 3072, unlike the published bert-large's 4096), the same steps.
 //
-// Checked against transformers 5.24.0's own BertForMaskedLM driven by
+// Checked against pinned transformers's own BertForMaskedLM driven by
 // TorchBench's HuggingFaceModel.train()/eval() (tools/golden/adapters/
 // hf_Bert.py, hf_Bert_large.py): batch 2, length 16 (the reference's code
 // path at a shorter length), dropout off, float32. hf_Bert_large's check
@@ -21,9 +21,9 @@
 //
 // Where the port differs from the reference:
 //  * transformers version: TorchBench at 43ca0857 pinned 4.20.1; the port
-//    follows the project's pinned 5.24.0. The network's parameters and
+//    follows the project's pinned one. The network's parameters and
 //    computation are the same in both except that 4.20.1 ran eager
-//    attention (matmul, softmax, dropout, matmul) where 5.24.0 calls
+//    attention (matmul, softmax, dropout, matmul) where the pinned one calls
 //    scaled_dot_product_attention (same math, fused kernel).
 #include "nlp/common/hf_bert.h"
 
@@ -70,7 +70,7 @@ std::unique_ptr<Model> MakeBertLarge(const ModelConfig& config) {
 
 }  // namespace
 
-// Counts, in the venv (torch 2.14.1, transformers 5.24.0):
+// Counts, in the venv (pinned torch, pinned transformers):
 //   m = AutoModelForMaskedLM.from_config(<the row's BertConfig>)
 //   sum(p.numel() for p in m.parameters())  # decoder tied
 //   sum(b.numel() for b in m.buffers())     # 1024: position_ids and

@@ -3,7 +3,7 @@
 // (1024, 4096, 'BigBirdConfig(attention_type="block_sparse",)',
 // 'AutoModelForMaskedLM') and cpu_input_slice 5, i.e.
 // AutoModelForMaskedLM.from_config(BigBirdConfig(...)) with random weights:
-// transformers 5.24.0's BigBirdForMaskedLM (models/big_bird/
+// pinned transformers's BigBirdForMaskedLM (models/big_bird/
 // modeling_big_bird.py), run by nlp/common/hf_language_model.h's Train step
 // (length 1024, Adam lr 1e-3, no zero_grad) and Eval step (length 4096; on
 // the CPU int(4096 / 5) = 819).
@@ -31,9 +31,9 @@
 //    switch; the golden check covers both paths.
 //  * The random blocks (nlp/common/big_bird_random_blocks.h) are drawn
 //    host-side from numpy's generator reseeded with the layer index at
-//    every training forward, and are all block 0 in eval mode, as 5.24.0
+//    every training forward, and are all block 0 in eval mode, as the pin
 //    does; lengths 1024, 3072 and 4096 use the reference's old plans.
-//  * 5.24.0 also reassembles the full B x H x L x L attention-probability
+//  * The pin also reassembles the full B x H x L x L attention-probability
 //    matrix from the block weights at every call (returned as the layer's
 //    attention weights, which the MLM head discards); the port builds it the
 //    same way (AttentionProbs) so the step does the reference's work.
@@ -43,7 +43,7 @@
 // the full 12-layer network still costs about 7 s per Train step and 2 s per
 // Eval step on one core there (10.3 s / 2.5 s at the benchmark's 1024 / 819).
 //
-// Checked against transformers 5.24.0's BigBirdForMaskedLM driven by
+// Checked against pinned transformers's BigBirdForMaskedLM driven by
 // TorchBench's HuggingFaceModel.train()/eval() (tools/golden/adapters/
 // hf_BigBird.py) on a smaller configuration (kGoldenConfig: 2 layers,
 // vocabulary 1024; block size, random blocks, widths and heads as the
@@ -53,7 +53,7 @@
 //
 // Where the port differs from the reference:
 //  * transformers version: TorchBench at 43ca0857 pinned 4.20.1; the port
-//    follows the project's pinned 5.24.0 (4.20.1 drew the same random
+//    follows the project's pinned one (4.20.1 drew the same random
 //    blocks in eval mode too and built the attention-probability matrix
 //    only when asked for).
 //  * The reference logs a warning when it pads or switches to full
@@ -94,7 +94,7 @@ constexpr hf::HfTask kTask{.train_length = 1024,
                            .vocab_size = 50358,
                            .small_length = 768};
 
-// BigBirdConfig() (transformers 5.24.0 configuration_big_bird.py).
+// BigBirdConfig() (pinned transformers configuration_big_bird.py).
 struct BigBirdConfig {
   int64_t vocab_size = 50358;
   int64_t hidden_size = 768;
@@ -355,7 +355,7 @@ std::unique_ptr<Model> Make(const ModelConfig& config) {
 
 }  // namespace
 
-// In the venv (torch 2.14.1, transformers 5.24.0):
+// In the venv (pinned torch, pinned transformers):
 //   m = AutoModelForMaskedLM.from_config(
 //       BigBirdConfig(attention_type="block_sparse"))
 //   sum(p.numel() for p in m.parameters())  # decoder tied, pooler included

@@ -5,7 +5,7 @@
 // run by nlp/common/hf_language_model.h's Train step (Adam lr 1e-3, no
 // zero_grad) and Eval step on randint ids of length 512.
 //
-// The network is transformers 5.24.0's DistilBertForMaskedLM
+// The network is pinned transformers's DistilBertForMaskedLM
 // (models/distilbert/modeling_distilbert.py): Embeddings (word + learned
 // position, no token types, LayerNorm eps 1e-12, dropout), 6
 // TransformerBlocks (SDPA self-attention with attention dropout and no
@@ -16,7 +16,7 @@
 //
 // Configuration: nothing can be fetched from the hub here, so the values of
 // distilbert-base-uncased's public config.json are written out; they equal
-// DistilBertConfig()'s defaults in 5.24.0 (checked in the venv):
+// DistilBertConfig()'s defaults in the pinned transformers:
 // vocab_size 30522, max_position_embeddings 512, sinusoidal_pos_embds
 // false, n_layers 6, n_heads 12, dim 768, hidden_dim 3072, dropout 0.1,
 // attention_dropout 0.1, activation "gelu", initializer_range 0.02,
@@ -26,7 +26,7 @@
 // TorchBench's HuggingFaceModel.train()/eval() (tools/golden/adapters/
 // hf_DistilBert.py): batch 2, length 16, dropout off, float32.
 //
-// Where the port differs from the reference: transformers 5.24.0 (SDPA
+// Where the port differs from the reference: pinned transformers (SDPA
 // attention) rather than TorchBench's pinned 4.20.1 (eager attention, same
 // math).
 #include <torch/nn/module.h>
@@ -178,7 +178,7 @@ std::unique_ptr<Model> Make(const ModelConfig& config) {
 
 }  // namespace
 
-// In the venv (torch 2.14.1, transformers 5.24.0):
+// In the venv (pinned torch, pinned transformers):
 //   m = AutoModelForMaskedLM.from_config(DistilBertConfig())
 //   sum(p.numel() for p in m.parameters())  # projector tied
 //   sum(b.numel() for b in m.buffers())     # position_ids, 1 x 512

@@ -7,7 +7,7 @@
 // has no cpu_input_slice). One network, models/nlp/common/hf_gpt2.h.
 //
 // Configuration (the public config.json; every other value is a GPT2Config
-// default of transformers 5.24.0): vocab_size 50257, n_positions 1024,
+// default of pinned transformers): vocab_size 50257, n_positions 1024,
 // activation gelu_new, dropouts 0.1, layer_norm_epsilon 1e-5; gpt2 has
 // n_embd 768, n_layer 12, n_head 12, gpt2-large n_embd 1280, n_layer 36,
 // n_head 20.
@@ -17,7 +17,7 @@
 //    transformers' _init_weights stream; step times do not depend on them.
 //  * TorchBench at 43ca0857 ran transformers 4.20.1, whose GPT2Attention
 //    also held the attn.bias / attn.masked_bias causal-mask buffers and
-//    computed attention eagerly; the reference here is transformers 5.24.0
+//    computed attention eagerly; the reference here is pinned transformers
 //    (no buffers, sdpa attention), as the project pins it.
 //  * The CPU smoke and precision tests (ModelConfig::small_inputs) cut the
 //    length to HfTask::small_length (32); benchmarks use the full lengths.
@@ -96,7 +96,7 @@ class HfGpt2 : public hf::HfLanguageModel<Gpt2LmHeadModel>, public GoldenCheck {
 
 }  // namespace
 
-// transformers 5.24.0 in the venv: m = AutoModelForCausalLM.from_config(
+// pinned transformers in the venv: m = AutoModelForCausalLM.from_config(
 // GPT2Config(<the sizes above>)); sum(p.numel() for p in m.parameters());
 // m.buffers() is empty.
 

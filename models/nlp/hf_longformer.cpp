@@ -7,7 +7,7 @@
 // lr 1e-3, no zero_grad) on randint ids of length 1024 and Eval step on
 // length 4096 (512 on the CPU).
 //
-// The network is transformers 5.24.0's LongformerForMaskedLM (models/
+// The network is pinned transformers's LongformerForMaskedLM (models/
 // longformer/modeling_longformer.py): RoBERTa-style embeddings (word,
 // token type, LayerNorm, dropout, position; position ids count the non-pad
 // tokens from padding_idx + 1, pad tokens get padding_idx), 12 post-norm
@@ -28,7 +28,7 @@
 // hidden_size 768, 12 layers, 12 heads, intermediate_size 3072, "gelu",
 // max_position_embeddings 4098, type_vocab_size 1, attention_window 512 in
 // every layer, layer_norm_eps 1e-5, pad_token_id 1, hidden and attention
-// dropout 0.1, initializer_range 0.02. transformers 5.24.0 builds it with
+// dropout 0.1, initializer_range 0.02. pinned transformers builds it with
 // the eager attention implementation (Longformer has no SDPA path).
 //
 // TorchBench passes no global_attention_mask, so its steps never take the
@@ -47,7 +47,7 @@
 // counts test covers the full network.
 //
 // Where the port differs from the reference:
-//  * transformers 5.24.0 rather than TorchBench's pinned 4.20.1 (same
+//  * pinned transformers rather than TorchBench's pinned 4.20.1 (same
 //    parameters and algorithm; 4.20.1 also had a position_ids buffer).
 //  * LongformerModel.forward builds a B x 1 x L x L additive mask
 //    (create_bidirectional_mask) and keeps only its first row; the port
@@ -491,7 +491,7 @@ std::unique_ptr<Model> Make(const ModelConfig& config) {
 
 }  // namespace
 
-// In the venv (torch 2.14.1, transformers 5.24.0), with the config above:
+// In the venv (pinned torch, pinned transformers), with the config above:
 //   m = AutoModelForMaskedLM.from_config(LongformerConfig(...))
 //   sum(p.numel() for p in m.parameters())  # decoder tied
 //   sum(b.numel() for b in m.buffers())     # 0

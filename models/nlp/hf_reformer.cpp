@@ -28,7 +28,7 @@
 // weights' shapes change; a Train step at 4096 takes ~5 s of one core, and
 // the smoke and precision tests run several).
 //
-// Checked against transformers 5.24.0's own ReformerForMaskedLM driven by
+// Checked against pinned transformers's own ReformerForMaskedLM driven by
 // TorchBench's HuggingFaceModel.train()/eval() (tools/golden/adapters/
 // hf_Reformer.py): batch 2, length 256 on a 16 x 16 axial grid, dropout 0,
 // hash_seed set (so both languages draw the same rotations: the Train
@@ -39,7 +39,7 @@
 //
 // Where the port differs from the reference:
 //  * transformers version: TorchBench at 43ca0857 pinned 4.20.1; the port
-//    follows the project's pinned 5.24.0, where lm_head.bias is a separate,
+//    follows the project's pinned one, where lm_head.bias is a separate,
 //    unused parameter (tied to decoder.bias in 4.x).
 #include "nlp/common/hf_reformer.h"
 
@@ -155,7 +155,7 @@ std::unique_ptr<Model> Make(const ModelConfig& config) {
 
 }  // namespace
 
-// In the venv (torch 2.14.1, transformers 5.24.0):
+// In the venv (pinned torch, pinned transformers):
 //   c = ReformerConfig(); c.num_buckets = 128
 //   m = AutoModelForMaskedLM.from_config(c)
 //   sum(p.numel() for p in m.parameters())  # lm_head.bias and decoder.bias

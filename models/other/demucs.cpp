@@ -401,7 +401,7 @@ class DemucsBenchmark final : public Model, public GoldenCheck {
 
 }  // namespace
 
-// Counts: sum(p.numel() ...) in the venv (torch 2.14.1) over
+// Counts: sum(p.numel() ...) in the venv (pinned torch) over
 // DemucsWrapper(Demucs(channels=64), augment) as __init__.py builds it; the
 // BLSTM holds 218112000 (2 layers x 2 directions of 2048 units, and
 // Linear(4096, 2048)); no buffers.

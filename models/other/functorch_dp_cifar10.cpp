@@ -117,7 +117,7 @@ class FunctorchDpCifar10 final : public common::DpCifar10Model {
 }  // namespace
 
 // Counts: sum(p.numel() ...) over the reference's Model(test="train").model
-// (torch 2.14.1, torchvision 0.29.1): resnet18 with 1000 classes; GroupNorm
+// (pinned torch, pinned torchvision): resnet18 with 1000 classes; GroupNorm
 // has no buffers.
 TORCHBENCH_REGISTER_MODEL(
     ModelSpec(

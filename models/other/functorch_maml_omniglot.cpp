@@ -123,8 +123,8 @@ TORCHBENCH_REGISTER_MODEL(
          .train_batch_size = 1,  // DEFAULT_TRAIN_BSIZE (nominal)
          .eval_batch_size = 1,   // DEFAULT_EVAL_BSIZE (nominal)
          .fixed_batch_size = true,
-         // sum(p.numel() ...) over the reference's nn.Sequential (torch
-         // 2.14.1): maml_omniglot's; no buffers (track_running_stats=False).
+         // sum(p.numel() ...) over the reference's nn.Sequential (pinned
+         // torch): maml_omniglot's; no buffers (track_running_stats=False).
          .reference_parameters = 75205,
          .reference_buffers = 0,
          .checks = {.golden_file = "functorch_maml_omniglot.golden",

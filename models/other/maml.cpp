@@ -283,8 +283,8 @@ class Maml final : public Model, public GoldenCheck {
 
 }  // namespace
 
-// Counts: sum(p.numel() for p in Model(...).module.parameters()) (torch
-// 2.14.1): the 18 Learner.vars (91781) and the 8 vars_bn running statistics
+// Counts: sum(p.numel() for p in Model(...).module.parameters()) (pinned
+// torch): the 18 Learner.vars (91781) and the 8 vars_bn running statistics
 // (512), nn.Parameters too; no buffers.
 TORCHBENCH_REGISTER_MODEL(
     ModelSpec(

@@ -136,8 +136,8 @@ TORCHBENCH_REGISTER_MODEL(
          .train_batch_size = 32,
          .eval_batch_size = 32,  // DEFAULT_EVAL_BSIZE (nominal)
          .fixed_batch_size = true,
-         // sum(p.numel() ...) over the reference's nn.Sequential (torch
-         // 2.14.1): 640 + 2 * 36928 + 3 * 128 + 325; buffers: three
+         // sum(p.numel() ...) over the reference's nn.Sequential (pinned
+         // torch): 640 + 2 * 36928 + 3 * 128 + 325; buffers: three
          // BatchNorms' mean, var and num_batches_tracked (3 * 129).
          .reference_parameters = 75205,
          .reference_buffers = 387,

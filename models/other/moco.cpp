@@ -319,7 +319,7 @@ class MocoBenchmark final : public Model, public GoldenCheck {
 }  // namespace
 
 // Counts: sum(p.numel() ...) over MoCo(resnet50, 128, 32000, 0.999, 0.07,
-// mlp=False) as __init__.py builds it (torch 2.14.1, torchvision 0.29.1):
+// mlp=False) as __init__.py builds it (pinned torch, pinned torchvision):
 // two resnet50(num_classes=128) (the key encoder's too, though it takes no
 // gradients); buffers: each encoder's 53 BatchNorms, the 128 x 32000 queue
 // and the one-element queue_ptr.

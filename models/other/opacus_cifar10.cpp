@@ -137,7 +137,7 @@ class OpacusCifar10 final : public common::DpCifar10Model {
 }  // namespace
 
 // Counts: sum(p.numel() ...) over the reference's Model(test="train").model,
-// the GradSampleModule (torch 2.14.1, torchvision 0.29.1, opacus 1.3.0): no
+// the GradSampleModule (pinned torch, pinned torchvision, opacus 1.3.0): no
 // parameters of the wrapper's own; no buffers (GroupNorm).
 TORCHBENCH_REGISTER_MODEL(
     ModelSpec({.name = "opacus_cifar10",

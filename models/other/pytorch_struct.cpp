@@ -403,7 +403,7 @@ class PytorchStruct final : public Model, public GoldenCheck {
 }  // namespace
 
 // Counts: sum(p.numel() ...) over NeuralCFG(4771, 30, 30, 256) as __init__
-// builds it on the en-ud-v2 vocabulary (torch 2.14.1): word_emb 1221376,
+// builds it on the en-ud-v2 vocabulary (pinned torch): word_emb 1221376,
 // nonterm_emb_c 921600, the other embeddings 23296, mlp1 and mlp2 328960
 // each; no buffers.
 TORCHBENCH_REGISTER_MODEL(

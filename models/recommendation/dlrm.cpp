@@ -342,7 +342,7 @@ class Dlrm final : public Model, public GoldenCheck, public FidelityCheck {
 }  // namespace
 
 // Counts: DLRM_Net built from pytorch/benchmark 43ca0857 dlrm_s_pytorch.py
-// with TorchBench's arguments and counted in Python (torch 2.14.1):
+// with TorchBench's arguments and counted in Python (pinned torch):
 //   emb_l: 8 * 1,000,000 * 64                        = 512,000,000
 //   bot_l: 512*512+512 + 512*64+64                   =     295,488
 //   top_l: 100*1024+1024 + 2*(1024*1024+1024) + 1024+1 = 2,203,649

@@ -195,7 +195,7 @@ class NvidiaDeeprecommender final : public Model, public GoldenCheck {
 }  // namespace
 
 // Counts: AutoEncoder([197951, 512, 512, 1024], ...) as the reference builds
-// it (torch 2.14.1, counted in Python with sum(p.numel() ...)): weights
+// it (pinned torch, counted in Python with sum(p.numel() ...)): weights
 // 2 * (512 * 197951 + 512 * 512 + 1024 * 512) and biases
 // 512 + 512 + 1024 + 512 + 512 + 197951; no buffers.
 TORCHBENCH_REGISTER_MODEL(

@@ -581,8 +581,8 @@ std::map<std::string, torch::Tensor> Drq::GoldenOutputs() {
 }  // namespace
 
 // Counts: sum(p.numel() ...) over a Python root holding DRQAgent's actor,
-// critic and critic_target from drq.py, obs (27, 84, 84), action (1,) (torch
-// 2.14.1): 3099576 + 4203448 + 4203448 - 35552 (the tied convs, yielded
+// critic and critic_target from drq.py, obs (27, 84, 84), action (1,) (pinned
+// torch): 3099576 + 4203448 + 4203448 - 35552 (the tied convs, yielded
 // once) = 11470920, plus log_alpha 1.
 TORCHBENCH_REGISTER_MODEL(
     ModelSpec(

@@ -641,7 +641,7 @@ std::map<std::string, torch::Tensor> LearningToPaint::GoldenOutputs() {
 
 }  // namespace
 
-// Counts: the reference's DDPG(env_batch 2) and FCN() (torch 2.14.1, cv2
+// Counts: the reference's DDPG(env_batch 2) and FCN() (pinned torch, cv2
 // stubbed), parameters / buffers: actor and actor_target 11209857 / 9749
 // each, critic and critic_target 11178770 / 0 each, Decoder 11040812 / 0.
 TORCHBENCH_REGISTER_MODEL(

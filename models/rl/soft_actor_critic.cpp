@@ -478,7 +478,7 @@ class SoftActorCritic final : public Model, public GoldenCheck {
 }  // namespace
 
 // Counts: every network the reference Model holds, from nets.py/sac.py
-// (torch 2.14.1): agent and its deepcopy target_agent, each an actor of
+// (pinned torch): agent and its deepcopy target_agent, each an actor of
 // 1055746 and two critics of 1055745, plus log_alpha 1 = 6334473; no
 // buffers (Linear only). TorchBench's get_module() is agent.actor alone.
 TORCHBENCH_REGISTER_MODEL(

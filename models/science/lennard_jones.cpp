@@ -172,8 +172,8 @@ TORCHBENCH_REGISTER_MODEL(
          .reference = "TorchBench lennard_jones (muhrin/milad example)",
          .train_batch_size = 1000,  // DEFAULT_TRAIN_BSIZE
          .eval_batch_size = 1000,   // DEFAULT_EVAL_BSIZE
-         // sum(p.numel() ...) over the reference's nn.Sequential (torch
-         // 2.14.1): 1*16+16 + 3 * (16*16+16) + 16+1; no buffers.
+         // sum(p.numel() ...) over the reference's nn.Sequential (pinned
+         // torch): 1*16+16 + 3 * (16*16+16) + 16+1; no buffers.
          .reference_parameters = 865,
          .reference_buffers = 0,
          .checks = {.golden_file = "lennard_jones.golden",

@@ -45,8 +45,8 @@
 //   tarball TorchBench 43ca0857 downloads could not be read here); feature
 //   values and characters are synthetic, their shapes are the data's.
 // - recognize_beam passes get_subsequent_mask's uint8 mask to masked_fill,
-//   which torch 2.14 rejects (older torch accepted it with a warning); the
-//   port uses the same mask as bool, so its beam search is what the
+//   which the pinned torch rejects (older torch accepted it with a warning);
+//   the port uses the same mask as bool, so its beam search is what the
 //   reference computed under the torch it was written for.
 // - config.py's tr_loss / cv_loss bookkeeping tensors are not kept.
 #include <torch/nn/functional/activation.h>
@@ -359,7 +359,7 @@ class SpeechTransformer final : public Model, public GoldenCheck {
 
 // Counts: built as config.py builds it (Encoder, Decoder with vocabulary
 // 1014, Transformer) from the reference's classes, counted in Python with
-// torch 2.14.1 (sum over parameters(), which lists the tied embedding /
+// pinned torch (sum over parameters(), which lists the tied embedding /
 // projection once, and over buffers(); counts() in
 // tools/golden/adapters/speech_transformer.py). The buffers are the two
 // 5000 x 512 position tables.

@@ -266,7 +266,7 @@ class Tacotron2 final : public Model, public GoldenCheck {
 }  // namespace
 
 // Counts: Tacotron2(create_hparams()) from the reference's model.py at
-// 43ca0857, built on CPU with torch 2.14.1 and counted in Python
+// 43ca0857, built on CPU with pinned torch and counted in Python
 // (sum(p.numel() for p in m.parameters()), the same over m.buffers(): the
 // eight BatchNorm1d layers' running stats and num_batches_tracked).
 // The smoke test runs it: on an idle 2-core machine one step at batch 1

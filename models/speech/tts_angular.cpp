@@ -266,7 +266,7 @@ class TtsAngular final : public Model,
 }  // namespace
 
 // Counts: SpeakerEncoder(40, 256, 768, 3) from the reference's model.py at
-// 43ca0857, counted in Python with torch 2.14.1
+// 43ca0857, counted in Python with pinned torch
 // (sum(p.numel() for p in m.parameters()), the same over m.buffers()):
 // layer 0 2684928, layers 1 and 2 3348480 each. TorchBench's get_module()
 // returns this encoder; the loss's w and b are outside it.

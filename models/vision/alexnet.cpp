@@ -75,7 +75,7 @@ TORCHBENCH_REGISTER_MODEL(
     TorchVisionSpec({.name = "alexnet",
                      .train_batch_size = 128,  // DEFAULT_TRAIN_BSIZE
                      .eval_batch_size = 128,   // DEFAULT_EVAL_BSIZE
-                     // torchvision 0.29.1 alexnet(weights=None), counted in
+                     // pinned torchvision alexnet(weights=None), counted in
                      // Python (sum(p.numel() ...)); no buffers.
                      .reference_parameters = 61100840,
                      .reference_buffers = 0}),

@@ -358,7 +358,7 @@ TORCHBENCH_REGISTER_MODEL(
          .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE
          .eval_batch_size = 256,  // DEFAULT_EVAL_BSIZE
          // Model.netG and Model.model (netD) as the reference's __init__ builds
-         // them (its __init__.py at 43ca0857 with torch 2.14.1), counted in
+         // them (its __init__.py at 43ca0857 with pinned torch), counted in
          // Python (sum(p.numel() ...) over parameters() and buffers()): netG
          // 3576704 parameters and 1924 buffer elements, netD 2765568 and 1795.
          // TorchBench's get_module() returns netD alone.

@@ -184,7 +184,7 @@ TORCHBENCH_REGISTER_MODEL(
     TorchVisionSpec({.name = "densenet121",
                      .train_batch_size = 256,  // DEFAULT_TRAIN_BSIZE
                      .eval_batch_size = 64,    // DEFAULT_EVAL_BSIZE
-                     // torchvision 0.29.1 densenet121(weights=None), counted
+                     // pinned torchvision densenet121(weights=None), counted
                      // in Python (sum(p.numel() ...) over parameters() and
                      // buffers()). Buffers: 121 BatchNorm2d layers, 41824
                      // channels: 2 * 41824 running stats + 121 = 83769.

@@ -127,7 +127,7 @@ TORCHBENCH_REGISTER_MODEL(
     TorchVisionSpec({.name = "mnasnet1_0",
                      .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE
                      .eval_batch_size = 32,   // DEFAULT_EVAL_BSIZE
-                     // torchvision 0.29.1 mnasnet1_0(weights=None), counted in
+                     // pinned torchvision mnasnet1_0(weights=None), counted in
                      // Python (sum(p.numel() ...) over parameters() and
                      // buffers(); 52 BatchNorm2d layers' running stats and
                      // num_batches_tracked).

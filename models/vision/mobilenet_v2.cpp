@@ -20,7 +20,7 @@ TORCHBENCH_REGISTER_MODEL(
     TorchVisionSpec({.name = "mobilenet_v2",
                      .train_batch_size = 96,  // DEFAULT_TRAIN_BSIZE
                      .eval_batch_size = 16,   // DEFAULT_EVAL_BSIZE
-                     // torchvision 0.29.1 mobilenet_v2(weights=None), counted
+                     // pinned torchvision mobilenet_v2(weights=None), counted
                      // in Python (sum(p.numel() ...) over parameters() and
                      // buffers(); 52 BatchNorm2d layers' running stats and
                      // num_batches_tracked).

@@ -190,8 +190,8 @@ class MobileNetV2QatImpl : public fx_qat::QatNet {
 }  // namespace
 
 // DEFAULT_TRAIN_BSIZE = DEFAULT_EVAL_BSIZE = 96. Counts: TorchBench's
-// prepared model (Model(test="train").model, torch 2.14.1, torchvision
-// 0.29.1), counted in Python: sum(p.numel()) over parameters() is
+// prepared model (Model(test="train").model, pinned torch, pinned
+// torchvision), counted in Python: sum(p.numel()) over parameters() is
 // mobilenet_v2's; over buffers() 34884 = 34164 (BatchNorm) + 65 activation
 // fake-quants x 7 (fake_quant_enabled, observer_enabled, scale, zero_point,
 // eps, min_val, max_val) + 53 weight fake-quants x 5 (empty per-channel

@@ -137,7 +137,7 @@ TORCHBENCH_REGISTER_MODEL(
     TorchVisionSpec({.name = "mobilenet_v3_large",
                      .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE
                      .eval_batch_size = 32,   // DEFAULT_EVAL_BSIZE
-                     // torchvision 0.29.1 mobilenet_v3_large(weights=None),
+                     // pinned torchvision mobilenet_v3_large(weights=None),
                      // counted in Python (sum(p.numel() ...) over parameters()
                      // and buffers(); 46 BatchNorm2d layers' running stats and
                      // num_batches_tracked).

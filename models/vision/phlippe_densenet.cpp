@@ -158,7 +158,7 @@ TORCH_MODULE(DenseNet);
 }  // namespace
 
 // Counts: the reference's DenseNet() (its __init__.py at 43ca0857, run from
-// a scratch copy with torch 2.14.1), counted in Python (sum(p.numel() ...)
+// a scratch copy with pinned torch), counted in Python (sum(p.numel() ...)
 // over parameters() and buffers()). No channels-last: the reference Model
 // has no enable_channels_last(). The golden file holds outputs, loss,
 // gradients and two optimizer steps of the reference's own code on filled

@@ -396,7 +396,7 @@ TORCHBENCH_REGISTER_MODEL(
          .train_batch_size = 16,    // DEFAULT_TRAIN_BSIZE
          .eval_batch_size = 16,     // DEFAULT_EVAL_BSIZE
          .fixed_batch_size = true,  // ALLOW_CUSTOMIZE_BSIZE = False
-         // Solver.G and Solver.D as the reference builds them (torch 2.14.1,
+         // Solver.G and Solver.D as the reference builds them (pinned torch,
          // counted in Python with sum(p.numel() ...) over parameters() and
          // buffers(), buffers including each InstanceNorm's
          // num_batches_tracked): G 8430528 parameters and 7441 buffer

@@ -363,7 +363,7 @@ TORCHBENCH_REGISTER_MODEL(
          .train_batch_size = 1,  // DEFAULT_TRAIN_BSIZE
          .eval_batch_size = 1,   // DEFAULT_EVAL_BSIZE
          // UNet(n_channels=3, n_classes=2, bilinear=True) from the reference's
-         // unet package (torch 2.14.1), counted in Python (sum(p.numel() ...)
+         // unet package (pinned torch), counted in Python (sum(p.numel() ...)
          // over parameters() and over buffers(); the buffers are 18 BatchNorms'
          // running statistics and num_batches_tracked).
          .reference_parameters = 17267458,

@@ -32,7 +32,7 @@ constexpr char kResNet152Overflow[] =
 
 }  // namespace
 
-// Counts: torchvision 0.29.1 <name>(weights=None), counted in Python
+// Counts: pinned torchvision <name>(weights=None), counted in Python
 // (sum(p.numel() ...) over parameters() and buffers()). The buffers are each
 // BatchNorm2d's running mean and var plus its num_batches_tracked:
 // 2 * (BN channels) + (BN layers).

@@ -166,10 +166,10 @@ class ResNet50QatImpl : public fx_qat::QatNet {
 }  // namespace
 
 // DEFAULT_TRAIN_BSIZE = DEFAULT_EVAL_BSIZE = 32. Counts: TorchBench's
-// prepared model (Model(test="train").model, torch 2.14.1, torchvision
-// 0.29.1), counted in Python: parameters() is resnet50's; buffers() 53940 =
-// 53173 (BatchNorm) + 71 activation fake-quants x 7 + 54 weight fake-quants
-// x 5 (empty per-channel min/max until a forward).
+// prepared model (Model(test="train").model, pinned torch and
+// torchvision), counted in Python: parameters() is resnet50's; buffers()
+// 53940 = 53173 (BatchNorm) + 71 activation fake-quants x 7 + 54 weight
+// fake-quants x 5 (empty per-channel min/max until a forward).
 TORCHBENCH_REGISTER_MODEL(
     fx_qat::QatClassifierSpec("resnet50", /*batch_size=*/32,
                               {.parameters = 25557032, .buffers = 53940}),

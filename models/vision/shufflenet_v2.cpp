@@ -153,7 +153,7 @@ TORCHBENCH_REGISTER_MODEL(
     TorchVisionSpec({.name = "shufflenet_v2_x1_0",
                      .train_batch_size = 128,  // DEFAULT_TRAIN_BSIZE
                      .eval_batch_size = 64,    // DEFAULT_EVAL_BSIZE
-                     // torchvision 0.29.1 shufflenet_v2_x1_0(weights=None),
+                     // pinned torchvision shufflenet_v2_x1_0(weights=None),
                      // counted in Python (sum(p.numel() ...) over parameters()
                      // and buffers(); 56 BatchNorm2d layers' running stats and
                      // num_batches_tracked).

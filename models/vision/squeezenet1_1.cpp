@@ -183,7 +183,7 @@ TORCHBENCH_REGISTER_MODEL(
                      // batch of 512.
                      .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE
                      .eval_batch_size = 16,   // DEFAULT_EVAL_BSIZE
-                     // torchvision 0.29.1 squeezenet1_1(weights=None), counted
+                     // pinned torchvision squeezenet1_1(weights=None), counted
                      // in Python (sum(p.numel() ...)); no buffers.
                      .reference_parameters = 1235496,
                      .reference_buffers = 0}),

@@ -410,8 +410,8 @@ TORCHBENCH_REGISTER_MODEL(
                             "352x352)",
                .train_batch_size = 6,  // DEFAULT_TRAIN_BSIZE
                .eval_batch_size = 6,   // DEFAULT_EVAL_BSIZE
-               // model_wrapper.Model built in the venv (torch 2.14.1,
-               // torchvision 0.29.1; vgg16 with weights=None, which has the
+               // model_wrapper.Model built in the venv (pinned torch,
+               // pinned torchvision; vgg16 with weights=None, which has the
                // same shapes), counted with sum(p.numel() ...) over
                // parameters() and buffers(): flowComp 19,794,116,
                // ArbTimeFlowIntrp 19,816,357, vgg16_conv_4_3 7,635,264 (frozen,

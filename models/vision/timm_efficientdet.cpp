@@ -1,6 +1,6 @@
 // TorchBench's timm_efficientdet: effdet (rwightman/efficientdet-pytorch at
 // 79d26d8, TorchBench's pin, with its effdet.patch) tf_efficientdet_d1 at
-// 640x640: a tf_efficientnet_b1 backbone (timm 1.0.29; TF "SAME" padding,
+// 640x640: a tf_efficientnet_b1 backbone (pinned timm; TF "SAME" padding,
 // BatchNorm eps 1e-3, drop path 0.2), three stage outputs (strides 8, 16,
 // 32), a BiFPN of 4 cells with 88 channels and fast normalised fusion over
 // levels P3-P7, and the class (90 classes) and box heads (3 separable convs
@@ -320,7 +320,7 @@ TORCHBENCH_REGISTER_MODEL(
          .train_batch_size = 16,  // DEFAULT_TRAIN_BSIZE
          .eval_batch_size = 128,  // DEFAULT_EVAL_BSIZE
          // effdet 79d26d8 create_model("tf_efficientdet_d1", bench_task="train"
-         // or "predict", pretrained_backbone=False) with timm 1.0.29, counted
+         // or "predict", pretrained_backbone=False) with pinned timm, counted
          // in Python: sum(p.numel() for p in bench.parameters()) and over
          // buffers(): 119 BatchNorm layers' statistics and counters plus
          // anchors.boxes (76725 x 4 at 640x640; the same for both benches).

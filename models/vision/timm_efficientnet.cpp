@@ -1,5 +1,5 @@
 // TorchBench's timm_efficientnet: timm efficientnet_b0
-// (timm/models/efficientnet.py, _efficientnet_blocks.py; timm 1.0.29
+// (timm/models/efficientnet.py, _efficientnet_blocks.py; pinned timm
 // and 1.0.31) under TorchBench's TimmModel steps (common/image_classifier.h).
 // Drop rate and drop-path rate are timm's defaults for this model (0), so train
 // and eval forwards differ only in batch norm.
@@ -49,7 +49,7 @@ TORCHBENCH_REGISTER_MODEL(
     TimmSpec({.name = "timm_efficientnet",
               .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE
               .eval_batch_size = 64,   // DEFAULT_EVAL_BSIZE
-              // timm 1.0.29 (and 1.0.31) create_model("efficientnet_b0"),
+              // pinned timm (and 1.0.31) create_model("efficientnet_b0"),
               // counted in Python (sum(p.numel() ...) over parameters() and
               // buffers(); 49 BatchNormAct2d layers' running mean/var and
               // num_batches_tracked).

@@ -1,5 +1,5 @@
 // TorchBench's timm_nfnet: timm dm_nfnet_f0 (timm/models/nfnet.py,
-// layers/std_conv.py; timm 1.0.29 and 1.0.31) under TorchBench's TimmModel
+// layers/std_conv.py; pinned timm and 1.0.31) under TorchBench's TimmModel
 // steps (common/image_classifier.h). TimmModel feeds default_cfg["input_size"],
 // which is 3x192x192 for dm_nfnet_f0 (its test_input_size 256 is unused).
 //
@@ -272,7 +272,7 @@ TORCHBENCH_REGISTER_MODEL(
     TimmSpec({.name = "timm_nfnet",
               .train_batch_size = 128,  // DEFAULT_TRAIN_BSIZE
               .eval_batch_size = 128,   // DEFAULT_EVAL_BSIZE
-              // timm 1.0.29 (and 1.0.31) create_model("dm_nfnet_f0"), counted
+              // pinned timm (and 1.0.31) create_model("dm_nfnet_f0"), counted
               // in Python (sum(p.numel() ...)); no normalisation layers, so no
               // buffers.
               .reference_parameters = 71489284,

@@ -258,7 +258,7 @@ TORCHBENCH_REGISTER_MODEL(
              "split attention's BatchNorm over a pooled 1x1 map needs more "
              "than one value per channel in train mode; the reference fails "
              "at batch 1 too",
-         // timm 1.0.29 (and 1.0.31) create_model("resnest14d"), counted in
+         // pinned timm (and 1.0.31) create_model("resnest14d"), counted in
          // Python (sum(p.numel() ...) over parameters() and buffers()). timm
          // 0.6.12, the newest timm when TorchBench 43ca0857 was cut (it pins
          // none), gives the same counts, state_dict names and shapes.

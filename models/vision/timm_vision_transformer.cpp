@@ -32,7 +32,7 @@ TORCHBENCH_REGISTER_MODEL(
     TimmSpec({.name = "timm_vision_transformer",
               .train_batch_size = 8,  // DEFAULT_TRAIN_BSIZE
               .eval_batch_size = 8,   // DEFAULT_EVAL_BSIZE
-              // timm 1.0.29 (and 1.0.31) create_model("vit_small_patch16_224"),
+              // pinned timm (and 1.0.31) create_model("vit_small_patch16_224"),
               // counted in Python (sum(p.numel() ...)); no buffers.
               .reference_parameters = 22050664,
               .reference_buffers = 0,
@@ -51,7 +51,7 @@ TORCHBENCH_REGISTER_MODEL(
          .reference = "timm vit_giant_patch14_224",
          .train_batch_size = 8,  // DEFAULT_TRAIN_BSIZE
          .eval_batch_size = 8,   // DEFAULT_EVAL_BSIZE
-         // timm 1.0.29 (and 1.0.31) create_model("vit_giant_patch14_224")
+         // pinned timm (and 1.0.31) create_model("vit_giant_patch14_224")
          // built on the meta device, counted in Python (sum(p.numel() ...));
          // no buffers. By hand: 1408 * (3*14*14 + 1) patch embed
          // + 1408 * (1 + 257) tokens + 40 blocks * 25250176 (qkv 1408*4224 +

@@ -137,7 +137,7 @@ TORCHBENCH_REGISTER_MODEL(
     TimmSpec({.name = "timm_vovnet",
               .train_batch_size = 32,  // DEFAULT_TRAIN_BSIZE
               .eval_batch_size = 32,   // DEFAULT_EVAL_BSIZE
-              // timm 1.0.29 (and 1.0.31) create_model("vovnet39a"), counted in
+              // pinned timm (and 1.0.31) create_model("vovnet39a"), counted in
               // Python (sum(p.numel() ...) over parameters() and buffers()).
               // timm 0.6.12, the newest timm when TorchBench 43ca0857 was cut
               // (it pins none), gives the same counts, state_dict names and

@@ -77,7 +77,7 @@ TORCHBENCH_REGISTER_MODEL(
         {.name = "vgg16",
          .train_batch_size = 64,  // DEFAULT_TRAIN_BSIZE
          .eval_batch_size = 4,    // DEFAULT_EVAL_BSIZE
-         // torchvision 0.29.1 vgg16(weights=None), counted in Python
+         // pinned torchvision vgg16(weights=None), counted in Python
          // (sum(p.numel() ...)); no buffers.
          .reference_parameters = 138357544,
          .reference_buffers = 0,

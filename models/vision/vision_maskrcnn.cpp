@@ -307,7 +307,7 @@ TORCHBENCH_REGISTER_MODEL(
                           "maskrcnn_resnet50_fpn, COCO_V1 architecture)",
              .train_batch_size = 4,  // DEFAULT_TRAIN_BSIZE
              .eval_batch_size = 4,   // DEFAULT_EVAL_BSIZE (1 on the CPU)
-             // Counted in Python (torch 2.14.1, torchvision 0.29.1) on the
+             // Counted in Python (pinned torch, pinned torchvision) on the
              // model maskrcnn_resnet50_fpn(weights=COCO_V1) builds:
              // resnet50(norm_layer=FrozenBatchNorm2d),
              // _resnet_fpn_extractor(backbone, 3), MaskRCNN(backbone,

@@ -607,7 +607,7 @@ TORCHBENCH_REGISTER_MODEL(
          .train_batch_size = 16,  // DEFAULT_TRAIN_BSIZE
          .eval_batch_size = 8,    // DEFAULT_EVAL_BSIZE
          // Darknet(cfg/yolov3-spp.cfg) from the reference's yolo_models.py
-         // (torch 2.14.1), counted in Python (sum(p.numel() ...) over
+         // (pinned torch), counted in Python (sum(p.numel() ...) over
          // parameters() and over buffers(): 72 BatchNorms' running statistics
          // and num_batches_tracked; YOLOLayer's anchors are plain attributes).
          .reference_parameters = 62998749,

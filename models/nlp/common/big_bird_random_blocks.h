@@ -1,5 +1,5 @@
 // The random key blocks of BigBird's block-sparse attention, drawn as
-// transformers 5.24.0 draws them (models/big_bird/modeling_big_bird.py,
+// pinned transformers draws them (models/big_bird/modeling_big_bird.py,
 // BigBirdBlockSparseAttention.bigbird_block_sparse_attention and its
 // _bigbird_block_rand_mask, _bigbird_block_rand_mask_with_head,
 // _get_single_block_row_attention and _get_rand_attn_plan): from numpy's

@@ -1,4 +1,4 @@
-// BigBird's block-sparse attention as transformers 5.24.0 computes it
+// BigBird's block-sparse attention as pinned transformers computes it
 // (models/big_bird/modeling_big_bird.py: BigBirdModel
 // .create_masks_for_block_sparse_attn and BigBirdBlockSparseAttention
 // .bigbird_block_sparse_attention, torch_gather_b2,
@@ -70,9 +70,9 @@ struct PartWeights {
   torch::Tensor first, second, middle, second_last, last;
 };
 
-// The B x H x L x L attention-probability matrix 5.24.0 assembles from the
-// part weights (slice assigns plus four scatters), zero where a query does
-// not attend.
+// The B x H x L x L attention-probability matrix the pinned transformers
+// assembles from the part weights (slice assigns plus four scatters), zero
+// where a query does not attend.
 inline torch::Tensor AttentionProbs(const PartWeights& w,
                                     const torch::Tensor& rand_attn,
                                     int64_t length, int64_t b) {

@@ -1,4 +1,4 @@
-// transformers 5.24.0's BertForMaskedLM (models/bert/modeling_bert.py) as
+// pinned transformers's BertForMaskedLM (models/bert/modeling_bert.py) as
 // AutoModelForMaskedLM.from_config(BertConfig(...)) builds it, with the
 // options TorchBench's hf_Bert and hf_Bert_large pass (BertConfig values
 // below). Both are registered in models/nlp/hf_bert.cpp.
@@ -33,7 +33,7 @@
 namespace torchbench::hf {
 
 // The BertConfig fields the network reads; defaults are BertConfig()'s
-// (transformers 5.24.0 configuration_bert.py), which are bert-base-uncased.
+// (pinned transformers configuration_bert.py), which are bert-base-uncased.
 struct BertConfig {
   int64_t vocab_size = 30522;
   int64_t hidden_size = 768;

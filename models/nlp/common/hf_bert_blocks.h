@@ -1,4 +1,4 @@
-// The pieces transformers 5.24.0's BERT-style encoders (modeling_bert.py,
+// The pieces pinned transformers's BERT-style encoders (modeling_bert.py,
 // modeling_distilbert.py, modeling_albert.py) compute alike, written once:
 // the embeddings module (word + token type + learned position, LayerNorm,
 // dropout), multi-head self-attention through scaled_dot_product_attention

@@ -1,4 +1,4 @@
-// transformers 5.24.0's GPT2LMHeadModel (models/gpt2/modeling_gpt2.py), the
+// pinned transformers's GPT2LMHeadModel (models/gpt2/modeling_gpt2.py), the
 // network of TorchBench's hf_GPT2 and hf_GPT2_large, as
 // AutoModelForCausalLM.from_config builds it: parameters named as its
 // state_dict ("transformer.h.0.attn.c_attn.weight", ...), no buffers (5.x

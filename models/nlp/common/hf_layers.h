@@ -1,4 +1,4 @@
-// Pieces that transformers (5.24.0) shares across the hf_* networks, written
+// Pieces that transformers (as pinned) shares across the hf_* networks, written
 // once: multi-head attention through scaled_dot_product_attention (what the
 // default attn_implementation "sdpa" runs) with causal and padding masks,
 // GPT-2's tanh GELU ("gelu_new") and the language-model losses of

@@ -1,4 +1,4 @@
-// LongformerSelfAttention's tensor algebra as transformers 5.24.0 computes
+// LongformerSelfAttention's tensor algebra as pinned transformers computes
 // it (models/longformer/modeling_longformer.py), op for op, so that the
 // same kernels (and the same rounding) run as in the reference: the
 // sliding-window ("banded") attention built from overlapping chunks made

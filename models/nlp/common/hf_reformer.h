@@ -1,4 +1,4 @@
-// transformers 5.24.0's ReformerForMaskedLM (models/reformer/
+// pinned transformers's ReformerForMaskedLM (models/reformer/
 // modeling_reformer.py), the network of TorchBench's hf_Reformer: token and
 // axial position embeddings, a stack of reversible layers (local or LSH
 // self-attention, then a chunked feed-forward) whose backward recomputes

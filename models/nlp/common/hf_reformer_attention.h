@@ -1,4 +1,4 @@
-// The self-attention layers of transformers 5.24.0's Reformer
+// The self-attention layers of pinned transformers's Reformer
 // (models/reformer/modeling_reformer.py): LocalSelfAttention and
 // LSHSelfAttention with their EfficientAttentionMixin helpers, and
 // ReformerConfig. Used by nlp/common/hf_reformer.h.

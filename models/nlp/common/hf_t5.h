@@ -1,4 +1,4 @@
-// transformers 5.24.0's T5ForConditionalGeneration (models/t5/modeling_t5.py),
+// pinned transformers's T5ForConditionalGeneration (models/t5/modeling_t5.py),
 // the network TorchBench's hf_T5, hf_T5_base and hf_T5_large build with
 // AutoModelForSeq2SeqLM.from_config(AutoConfig.from_pretrained("t5-...")).
 // One definition; the three models differ only in the T5Config sizes.
