@@ -10,11 +10,13 @@
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
+#include "instance_internal.h"
 #include "program/filters.h"
 #include "program/isolation.h"
 #include "program/op_counter.h"
 #include "program/op_coverage.h"
 #include "program/profile.h"
+#include "step_timer.h"
 #include "torchbench/device.h"
 #include "torchbench/memory.h"
 

@@ -22,15 +22,16 @@
 #include <map>
 #include <string>
 
+#include "instance_internal.h"
 #include "program/journal.h"
 #include "program/plan.h"
-#include "torchbench/instance.h"
 
 namespace torchbench {
 
 // The state of one run, shared by its instances: the one live instance
 // (InstanceCache frees it before the next is built, so one model occupies
-// the device at a time) and how many instances errored.
+// the device at a time), how many benchmarks were reported and how many of
+// the harness's instances errored.
 class RunState {
  public:
   explicit RunState(RunOptions options);
@@ -42,11 +43,14 @@ class RunState {
   InstanceCache& live() { return live_; }
   int errored() const { return errored_; }
   void CountError() { ++errored_; }
+  int reported() const { return reported_; }
+  void CountReported() { ++reported_; }
 
  private:
   RunOptions options_;
   InstanceCache live_;
   int errored_ = 0;
+  int reported_ = 0;
 };
 
 // Runs `instance` through Prepare, Measure and Profile in this process and

@@ -6,6 +6,7 @@
 #include <torch/version.h>
 
 #include "absl/strings/str_cat.h"
+#include "memory_internal.h"
 #include "torchbench/device.h"
 #include "torchbench/memory.h"
 #include "torchbench/optim.h"

@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "memory_internal.h"
 #include "program/benchmark_runner.h"
 #include "program/context.h"
 #include "program/filters.h"

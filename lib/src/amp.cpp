@@ -9,6 +9,8 @@
 #include <map>
 #include <string>
 
+#include "amp_internal.h"
+
 namespace torchbench {
 namespace {
 
@@ -146,7 +148,7 @@ StepPrecision::~StepPrecision() { active_step = previous_; }
 
 void StepPrecision::Finish() {
   if (scaler_ != nullptr) {
-    TORCH_CHECK(!scaler_->scaled_since_update_ || !scaler_->unscaled_.empty(),
+    TORCH_CHECK(!scaler_->scaled_but_not_unscaled(),
                 "amp_fp16 Train scaled the loss but nothing unscaled its "
                 "gradients: an update the model makes by hand must call "
                 "torchbench::UnscaleGradients (amp.h) first");

@@ -8,6 +8,8 @@
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
+#include "amp_internal.h"
+#include "instance_internal.h"
 #include "torchbench/device.h"
 #include "torchbench/memory.h"
 #include "torchbench/optim.h"

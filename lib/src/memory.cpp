@@ -12,6 +12,8 @@
 #include <mutex>
 #include <string>
 
+#include "memory_internal.h"
+
 namespace torchbench {
 namespace {
 

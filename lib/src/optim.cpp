@@ -15,6 +15,7 @@
 #include <string_view>
 #include <utility>
 
+#include "amp_internal.h"
 #include "torchbench/amp.h"
 
 namespace torchbench {

@@ -13,6 +13,7 @@
 #include "common/coco_synthetic.h"
 #include "common/detectron2/box_ops.h"
 #include "common/detectron2/mask_head.h"
+#include "support/golden_file.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"
 

@@ -15,6 +15,7 @@
 #include <map>
 #include <string>
 
+#include "support/golden_file.h"
 #include "test_paths.h"
 #include "torchbench/checks.h"
 #include "torchbench/deterministic_fill.h"

@@ -35,6 +35,7 @@
 #include <iostream>
 #include <string>
 
+#include "amp_internal.h"
 #include "model_params.h"
 #include "torchbench/torchbench.h"
 

@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "amp_internal.h"
 #include "torchbench/optim.h"
 
 namespace torchbench {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "memory_internal.h"
 #include "program/filters.h"
 #include "program/list_models.h"
 #include "program/plan.h"

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <thread>
 
+#include "step_timer.h"
+
 namespace torchbench {
 namespace {
 

@@ -1,3 +1,5 @@
+#include "support/golden_file.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 #include <unistd.h>

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "amp_internal.h"
+#include "instance_internal.h"
 #include "torchbench/amp.h"
 #include "torchbench/optim.h"
 #include "torchbench/registry.h"

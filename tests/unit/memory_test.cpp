@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "memory_internal.h"
+
 namespace torchbench {
 namespace {
 

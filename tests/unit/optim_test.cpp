@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "program/op_counter.h"
+#include "support/golden_file.h"
 #include "torchbench/golden.h"
 
 namespace torchbench::optim {

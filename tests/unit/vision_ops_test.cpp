@@ -7,6 +7,8 @@
 #include <iostream>
 #include <string>
 
+#include "amp_internal.h"
+#include "support/golden_file.h"
 #include "torchbench/amp.h"
 #include "torchbench/deterministic_fill.h"
 #include "torchbench/golden.h"

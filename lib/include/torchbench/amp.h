@@ -9,7 +9,7 @@
 //   torchbench::Backward(loss);  // scaled under amp_fp16, outside autocast
 //   optimizer.Step();            // unscales; skips the update on Inf/NaN
 //
-// The harness runs each amp step inside a StepPrecision scope: the whole
+// The harness runs each amp step inside its precision scope: the whole
 // step is under autocast (TorchBench wraps eval and the forward stage of
 // train this way; the optimizer's ops are on no autocast list), backward
 // runs outside it as PyTorch's AMP recipe says. TorchBench's amp Train has no
@@ -21,12 +21,10 @@
 #ifndef TORCHBENCH_AMP_H_
 #define TORCHBENCH_AMP_H_
 
-#include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
 #include <torch/types.h>
 
 #include <cstdint>
-#include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -34,23 +32,6 @@
 #include "torchbench/model.h"
 
 namespace torchbench {
-
-// torch.autocast(device_type, dtype, enabled) as an RAII scope: sets the
-// thread's autocast state for `device_type`, and restores it (clearing the
-// cast cache when the outermost scope ends) on destruction.
-class AutocastScope {
- public:
-  AutocastScope(c10::DeviceType device_type, bool enabled,
-                c10::ScalarType dtype);
-  ~AutocastScope();
-  AutocastScope(const AutocastScope&) = delete;
-  AutocastScope& operator=(const AutocastScope&) = delete;
-
- private:
-  c10::DeviceType device_type_;
-  bool previous_enabled_;
-  c10::ScalarType previous_dtype_;
-};
 
 // torch.amp.GradScaler with its defaults: the loss is multiplied by a scale
 // (2^16 at first); before an optimizer steps, its gradients are multiplied by
@@ -93,10 +74,13 @@ class GradScaler {
   double scale() const;
   // Whether the last checked optimizer step was skipped.
   bool last_step_skipped() const { return last_step_skipped_; }
+  // Whether a loss was scaled since the last Update() and no gradient was
+  // unscaled: an update made by hand would have used scaled gradients.
+  bool scaled_but_not_unscaled() const {
+    return scaled_since_update_ && unscaled_.empty();
+  }
 
  private:
-  friend class StepPrecision;  // Finish() checks what was unscaled.
-
   Options options_;
   torch::Tensor scale_;           // float32 scalar on the loss's device.
   torch::Tensor growth_tracker_;  // int32 scalar.
@@ -111,34 +95,6 @@ class GradScaler {
   bool last_step_skipped_ = false;
 };
 
-// The harness's per-step precision scope. For amp precisions it enables
-// autocast on `config.device`; for amp_fp16 Train with a non-null `scaler`
-// it makes it the step's GradScaler (Backward scales, optimizers unscale and
-// check). Finish() ends the step: it updates the scaler and throws when an
-// amp Train step never called Backward (its gradients would bypass the AMP
-// path) or scaled a loss whose gradients nothing unscaled (an update by hand
-// would have used scaled gradients).
-class StepPrecision {
- public:
-  StepPrecision(const ModelConfig& config, GradScaler* scaler);
-  ~StepPrecision();
-  StepPrecision(const StepPrecision&) = delete;
-  StepPrecision& operator=(const StepPrecision&) = delete;
-
-  void Finish();
-
- private:
-  const ModelConfig& config_;
-  std::optional<AutocastScope> autocast_;
-  GradScaler* scaler_ = nullptr;
-  StepPrecision* previous_ = nullptr;
-  int backward_calls_ = 0;
-  bool backward_waived_ = false;
-  friend void Backward(const torch::Tensor&, bool);
-  friend void StepHasNoBackward();
-  friend GradScaler* ActiveGradScaler();
-};
-
 // loss.backward() as models must call it: scaled by the active GradScaler
 // (amp_fp16 Train) and run with autocast off. Outside a harness step it is
 // plain loss.backward().
@@ -146,12 +102,9 @@ void Backward(const torch::Tensor& loss, bool retain_graph = false);
 
 // Declares that the running Train step has, by the reference's design, no
 // backward pass (drq's first call, which only acts and stores the
-// transition), so StepPrecision::Finish() does not take the missing Backward
+// transition), so the harness does not take the missing Backward
 // for a bypassed amp path. Outside a harness step it does nothing.
 void StepHasNoBackward();
-
-// The GradScaler of the running step, or nullptr.
-GradScaler* ActiveGradScaler();
 
 // scaler.unscale_ for gradients a model reads before its optimizer steps
 // (clipping, a hand-written update): with an active GradScaler, unscales

@@ -1,20 +1,15 @@
 // File: torchbench/device.h
 //
-// Device selection, the harness's one synchronization point, and the step
-// timer: device-event time on accelerators, steady-clock time on the CPU.
+// Device selection and the harness's one synchronization point.
 //
-//   torchbench::StepTimer timer(device);
-//   timer.Start();
+//   c10::Device device = torchbench::DefaultDevice();  // cuda:0, else cpu
 //   model.Step();
-//   torchbench::StepTime t = timer.Stop();  // synchronizes the device
+//   torchbench::SynchronizeDevice(device);
 #ifndef TORCHBENCH_DEVICE_H_
 #define TORCHBENCH_DEVICE_H_
 
 #include <c10/core/Device.h>
-#include <c10/core/Event.h>
 
-#include <chrono>
-#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -37,29 +32,6 @@ void SynchronizeDevice(c10::Device device);
 
 // Returns a human-readable device name ("NVIDIA H200", the CPU model).
 std::string DeviceName(c10::Device device);
-
-struct StepTime {
-  double seconds = 0;       // Device-event time (accelerators) or wall.
-  double wall_seconds = 0;  // Steady clock from Start() to after the sync.
-};
-
-// Times one step. On accelerators the start and stop events are recorded on
-// the current stream and Stop() synchronizes the device, so `seconds` is
-// GPU time and `wall_seconds` is synchronized host time.
-class StepTimer {
- public:
-  explicit StepTimer(c10::Device device);
-
-  void Start();
-  // Synchronizes the device and returns the step's time.
-  StepTime Stop();
-
- private:
-  c10::Device device_;
-  std::optional<c10::Event> start_event_;
-  std::optional<c10::Event> stop_event_;
-  std::chrono::steady_clock::time_point wall_start_;
-};
 
 }  // namespace torchbench
 

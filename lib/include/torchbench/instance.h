@@ -1,14 +1,10 @@
 // File: torchbench/instance.h
 //
-// Setup once per benchmark instance. Google Benchmark calls a benchmark's
-// function many times for one instance (iteration probes, repetitions);
-// building a model, its optimizer and inputs each time would dominate the
-// run. InstanceCache keeps the one live instance and frees it before the
-// next instance is built, so only one model occupies the device at a time.
+// One built model, configured as the harness runs it, and the embedding
+// entry point that builds one by name:
 //
-//   InstanceCache cache;
-//   Instance& inst = cache.Acquire(entry, config, /*warmup_steps=*/3);
-//   torch::Tensor loss = inst.Step();
+//   auto instance = torchbench::CreateInstance("resnet50", config);
+//   torch::Tensor loss = (*instance)->Step();
 #ifndef TORCHBENCH_INSTANCE_H_
 #define TORCHBENCH_INSTANCE_H_
 
@@ -39,12 +35,6 @@ struct BackendFlags {
 // The flags `config` (precision resolved) of `spec` runs under.
 BackendFlags BackendFlagsFor(const ModelSpec& spec, const ModelConfig& config);
 
-// Sets them in LibTorch's global context (at::globalContext()).
-void ApplyBackendFlags(const BackendFlags& flags);
-
-// Reads them back from LibTorch's global context.
-BackendFlags CurrentBackendFlags();
-
 // One built model with its configuration. For fp16/bf16 the module's
 // floating parameters and buffers are converted after the model is built
 // (TorchBench's model.half()), and every LSTM/GRU/RNN re-flattens its
@@ -56,7 +46,7 @@ class Instance {
 
   // Sets this instance's BackendFlags, which are process-wide: the
   // constructor does, and a caller that runs several instances in turn
-  // calls it before each one's steps (InstanceCache::Acquire does).
+  // calls it before each one's steps.
   void Activate() const;
   const BackendFlags& backend_flags() const { return backend_flags_; }
 
@@ -95,23 +85,6 @@ class Instance {
   unsigned stepped_paths_ = 0;
 };
 
-// Converts every floating parameter and buffer of `module` to `dtype` in
-// place (tensor identity kept, so optimizers built on them stay valid);
-// integer buffers (BatchNorm's num_batches_tracked) are left alone, as
-// Python's Module.half() leaves them. Then every torch::nn LSTM, GRU and RNN
-// in it calls flatten_parameters(), as Module._apply does in Python: on
-// CUDA the conversion leaves the weights outside cuDNN's one flat buffer,
-// and cuDNN would copy them into one on every call. Returns how many
-// recurrent modules were re-flattened.
-int ConvertFloatingTensors(torch::nn::Module& module, torch::ScalarType dtype);
-
-// Describes stepped optimizer paths: "foreach", "single", "foreach+single"
-// or "none".
-std::string OptimizerPathsText(unsigned paths);
-
-// Throws std::runtime_error when `output` holds a NaN or Inf (synchronizes).
-void CheckFinite(const torch::Tensor& output, const std::string& what);
-
 // Returns a key naming an instance: "<model>/<Mode>/batch_size:<N>".
 std::string InstanceName(const std::string& model, Mode mode,
                          int64_t batch_size);
@@ -126,30 +99,6 @@ std::string InstanceName(const std::string& model, Mode mode,
 absl::StatusOr<std::unique_ptr<Instance>> CreateInstance(
     const std::string& name, const ModelConfig& config,
     const Registry& registry = Registry::Global());
-
-class InstanceCache {
- public:
-  // Returns the live instance for (entry, config), building it (and running
-  // `warmup_steps` checked steps) when it is not the live one. Throws what
-  // the model throws; the cache is then empty.
-  Instance& Acquire(const RegisteredModel& entry, const ModelConfig& config,
-                    int warmup_steps);
-
-  // Frees the live instance and the device's cached blocks.
-  void Release();
-
-  // Every instance built from now on loads this file (Instance::LoadWeights)
-  // before its warm-up, and Acquire throws its error; "" (the default): the
-  // models' own weights.
-  void set_weights_file(std::string path);
-
-  bool has_instance() const { return instance_ != nullptr; }
-
- private:
-  std::string key_;
-  std::string weights_file_;
-  std::unique_ptr<Instance> instance_;
-};
 
 }  // namespace torchbench
 

@@ -3,9 +3,10 @@
 // Memory counters. On accelerators they read the caching allocator's
 // statistics (torch.cuda.max_memory_allocated in Python). On the CPU they
 // read a counting allocator that wraps LibTorch's CPU allocator, so CPU runs
-// report the same quantity: the peak of bytes held by tensors.
+// report the same quantity: the peak of bytes held by tensors. The
+// torchbench program and RunBenchmarks install it at start-up; elsewhere the
+// CPU counters are -1 (unknown).
 //
-//   torchbench::InstallCpuMemoryCounter();     // once, early in main()
 //   torchbench::ResetPeakMemory(device);
 //   RunSteps();
 //   int64_t peak = torchbench::PeakMemoryBytes(device);
@@ -17,11 +18,6 @@
 #include <cstdint>
 
 namespace torchbench {
-
-// Makes LibTorch allocate CPU tensors through a counting allocator. Call it
-// before the tensors you want counted are made; idempotent and thread-safe.
-void InstallCpuMemoryCounter();
-bool CpuMemoryCounterInstalled();
 
 // Resets the peak of `device`'s allocator to its current bytes.
 void ResetPeakMemory(c10::Device device);

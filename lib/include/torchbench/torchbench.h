@@ -16,7 +16,9 @@
 //
 // To run TorchBench's benchmarks beside your own Google Benchmark ones, see
 // torchbench/run_benchmarks.h (the program's entry point, declared in the
-// contract and defined by TorchBench::program; this header leaves it out).
+// contract and defined by TorchBench::program; this header leaves it out),
+// and a model that runs collectives includes torchbench/process_group.h
+// (LibTorch's c10d headers; this header leaves it out too).
 #ifndef TORCHBENCH_TORCHBENCH_H_
 #define TORCHBENCH_TORCHBENCH_H_
 
@@ -29,7 +31,6 @@
 #include "torchbench/memory.h"              // IWYU pragma: export
 #include "torchbench/model.h"               // IWYU pragma: export
 #include "torchbench/optim.h"               // IWYU pragma: export
-#include "torchbench/process_group.h"       // IWYU pragma: export
 #include "torchbench/registry.h"            // IWYU pragma: export
 #include "torchbench/vision_ops.h"          // IWYU pragma: export
 #include "torchbench/weights.h"             // IWYU pragma: export
