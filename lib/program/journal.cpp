@@ -8,12 +8,15 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "json.h"
+#include "program/atomic_file.h"
 
 namespace torchbench {
 namespace {
@@ -96,9 +99,27 @@ absl::StatusOr<BenchmarkRun> RunFromJson(const Json& j) {
 
 bool IsTruncation(const absl::Status& status, const std::string& line) {
   // A writer killed mid-line leaves a prefix of a valid line: the parser
-  // runs off its end.
-  return !line.empty() && line.back() != '}' &&
-         absl::StrContains(status.message(), "invalid JSON");
+  // runs off its end, or stops at a token cut in two ("Infin").
+  return !line.empty() && absl::StrContains(status.message(), "invalid JSON") &&
+         (line.back() != '}' ||
+          absl::StrContains(status.message(), "end of input"));
+}
+
+constexpr char kRecordStart[] = "{\"instance\": \"";
+
+// Whose record torn bytes began, when they got that far.
+std::string InstanceOf(absl::string_view torn) {
+  if (!absl::StartsWith(torn, kRecordStart)) return "";
+  torn.remove_prefix(sizeof(kRecordStart) - 1);
+  const size_t end = torn.find('"');
+  return end == absl::string_view::npos ? "" : std::string(torn.substr(0, end));
+}
+
+std::string TornBytes(size_t bytes, absl::string_view torn) {
+  const std::string instance = InstanceOf(torn);
+  return instance.empty()
+             ? absl::StrCat(bytes, " bytes")
+             : absl::StrCat(bytes, " bytes of the record of ", instance);
 }
 
 }  // namespace
@@ -182,62 +203,127 @@ absl::StatusOr<InstanceRecord> RecordFromJson(const std::string& line) {
   return record;
 }
 
-absl::StatusOr<JournalContents> ReadJournal(const std::string& path) {
-  std::ifstream file(path);
+namespace {
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
   if (!file) {
     return absl::NotFoundError(
         absl::StrCat("cannot read the journal '", path, "'"));
   }
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  if (file.bad()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read the journal '", path, "'"));
+  }
+  return buffer.str();
+}
+
+// The first line, the run's context. Returns false when the line was cut
+// short (killed while writing it: the journal holds nothing yet).
+absl::StatusOr<bool> ReadContextLine(const std::string& path,
+                                     const std::string& line, bool last,
+                                     JournalContents* contents) {
+  auto doc = json::Parse(line);
+  if (!doc.ok() && last &&
+      (absl::StartsWith(line, "{\"torchbench_journal\"") ||
+       absl::StartsWith("{\"torchbench_journal\"", line))) {
+    contents->warning =
+        absl::StrCat("journal '", path,
+                     "' line 1 (its context) was cut short (the run "
+                     "writing it died; ",
+                     line.size(), " bytes); it holds no result");
+    return false;
+  }
+  if (!doc.ok() || !doc->contains("torchbench_journal") ||
+      !doc->contains("context") || !(*doc)["context"].is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path,
+                     "' is not a torchbench journal (its first line is "
+                     "not {\"torchbench_journal\": 1, \"context\": ...})"));
+  }
+  for (const auto& [key, value] : (*doc)["context"].items()) {
+    contents->context.emplace_back(
+        key, value.is_string() ? value.get<std::string>() : "");
+  }
+  return true;
+}
+
+// A record line: its record, or nullopt (and a note in `torn`) for one a
+// dying writer cut short; a torn prefix glued to a whole record keeps the
+// record. InvalidArgument for a corrupt whole line.
+absl::StatusOr<std::optional<InstanceRecord>> ReadRecordLine(
+    const std::string& path, const std::string& line, int number,
+    std::vector<std::string>* torn) {
+  auto record = RecordFromJson(line);
+  if (record.ok()) return *std::move(record);
+  if (const size_t glued = line.rfind(kRecordStart);
+      glued != std::string::npos && glued > 0) {
+    auto rest = RecordFromJson(line.substr(glued));
+    if (rest.ok()) {
+      torn->push_back(absl::StrCat(
+          "line ", number, " begins with ",
+          TornBytes(glued, absl::string_view(line).substr(0, glued)),
+          ", cut short when the run writing it died, and then a whole "
+          "record, which is kept"));
+      return *std::move(rest);
+    }
+  }
+  if (IsTruncation(record.status(), line)) {
+    torn->push_back(absl::StrCat("line ", number,
+                                 " was cut short (the run writing it died; ",
+                                 TornBytes(line.size(), line), ")"));
+    return std::nullopt;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "journal '", path, "' line ", number, ": ", record.status().message()));
+}
+
+}  // namespace
+
+absl::StatusOr<JournalContents> ReadJournal(const std::string& path) {
+  auto text = ReadWholeFile(path);
+  if (!text.ok()) return text.status();
   JournalContents contents;
-  std::map<std::string, size_t> index;
-  std::string line;
+  std::map<std::string, size_t> index;  // Instance -> its record.
+  std::vector<std::string> torn;        // One note per torn line.
   int number = 0;
-  bool last_cut = false;
-  while (std::getline(file, line)) {
+  for (size_t at = 0; at < text->size();) {
+    size_t end = text->find('\n', at);
+    const bool last = end == std::string::npos;
+    if (last) end = text->size();
+    const std::string line = text->substr(at, end - at);
+    at = end + 1;
     ++number;
     if (line.empty()) continue;
-    if (last_cut) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "journal '", path, "' line ", number - 1, " is not valid JSON"));
-    }
     if (number == 1) {
-      auto doc = json::Parse(line);
-      if (!doc.ok() || !doc->contains("torchbench_journal") ||
-          !doc->contains("context") || !(*doc)["context"].is_object()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("'", path,
-                         "' is not a torchbench journal (its first line is "
-                         "not {\"torchbench_journal\": 1, \"context\": ...})"));
-      }
-      for (const auto& [key, value] : (*doc)["context"].items()) {
-        contents.context.emplace_back(
-            key, value.is_string() ? value.get<std::string>() : "");
-      }
+      auto whole = ReadContextLine(path, line, last, &contents);
+      if (!whole.ok()) return whole.status();
+      if (!*whole) return contents;
       continue;
     }
-    auto record = RecordFromJson(line);
-    if (!record.ok()) {
-      if (IsTruncation(record.status(), line)) {
-        last_cut = true;
-        contents.warning = absl::StrCat(
-            "journal '", path, "' line ", number,
-            " was cut short (the run writing it died); ignoring it");
-        continue;
-      }
-      return absl::InvalidArgumentError(
-          absl::StrCat("journal '", path, "' line ", number, ": ",
-                       record.status().message()));
-    }
-    if (auto it = index.find(record->instance); it != index.end()) {
-      contents.records[it->second] = *std::move(record);
+    auto record = ReadRecordLine(path, line, number, &torn);
+    if (!record.ok()) return record.status();
+    if (!record->has_value()) continue;
+    // A later record of an instance replaces an earlier one.
+    InstanceRecord& r = **record;
+    if (auto it = index.find(r.instance); it != index.end()) {
+      contents.records[it->second] = std::move(r);
     } else {
-      index[record->instance] = contents.records.size();
-      contents.records.push_back(*std::move(record));
+      index[r.instance] = contents.records.size();
+      contents.records.push_back(std::move(r));
     }
   }
   if (number == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("journal '", path, "' is empty"));
+  }
+  if (!torn.empty()) {
+    contents.warning = absl::StrCat(
+        "journal '", path, "' ", absl::StrJoin(torn, "; "),
+        "; ignoring the cut-short bytes (a resumed run repeats their "
+        "instance)");
   }
   return contents;
 }
@@ -257,6 +343,7 @@ std::string JournalMismatch(const ContextPairs& journal,
     }
     return std::string("(absent)");
   };
+  if (journal.empty()) return "";
   std::vector<std::string> diffs;
   for (const char* key : kKeys) {
     const std::string a = find(journal, key);
@@ -268,15 +355,49 @@ std::string JournalMismatch(const ContextPairs& journal,
 
 absl::StatusOr<std::unique_ptr<JournalWriter>> JournalWriter::Open(
     const std::string& path, const ContextPairs& context) {
+  // EFBIG must be an error this writer reports, not a signal that kills the
+  // run between a record's bytes.
+  IgnoreFileSizeSignal();
+  // Read-write: a torn tail is found by reading back from the end.
   const int fd =
-      ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "cannot open the journal '", path, "': ", std::strerror(errno)));
+        "cannot open the journal '", path, "': ", ErrnoText(errno)));
   }
-  std::unique_ptr<JournalWriter> writer(new JournalWriter(fd, path));
+  auto locked = LockFile(fd, path, /*wait=*/false);
+  if (!locked.ok()) {
+    ::close(fd);
+    if (absl::IsFailedPrecondition(locked.status())) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the journal '", path,
+          "' is being written by another run (it holds the journal's lock); "
+          "give each run, each Slurm array task, its own journal, or wait "
+          "for that run to end"));
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("the journal: ", locked.status().message()));
+  }
+  std::unique_ptr<JournalWriter> writer(new JournalWriter(fd, path, *locked));
+  // Appended straight after torn bytes, a record would share their line and
+  // make the whole line unreadable: the torn tail goes first.
+  auto tail = CutTornTail(fd, path, [](const std::string& line) {
+    return RecordFromJson(line).ok();
+  });
+  if (!tail.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the journal: ", tail.status().message()));
+  }
+  if (tail->bytes > 0) {
+    writer->repair_note_ = absl::StrCat(
+        "journal '", path, "': cut off its last ",
+        TornBytes(tail->bytes, tail->beginning),
+        ", a line cut short when the run writing it died; that instance runs "
+        "again");
+  }
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && st.st_size == 0) {
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (tail->size == 0 && (!regular || st.st_size == 0)) {
     std::vector<std::string> kv;
     for (const auto& [k, v] : context) {
       kv.push_back(absl::StrCat(Quote(k), ": ", Quote(v)));
@@ -284,10 +405,11 @@ absl::StatusOr<std::unique_ptr<JournalWriter>> JournalWriter::Open(
     const std::string line =
         absl::StrCat("{\"torchbench_journal\": 1, \"context\": {",
                      absl::StrJoin(kv, ", "), "}}\n");
-    if (::write(fd, line.data(), line.size()) !=
-        static_cast<ssize_t>(line.size())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot write the journal '", path, "': ", std::strerror(errno)));
+    const absl::Status written =
+        WriteWholeLine(fd, path, line, *locked, /*sync=*/true);
+    if (!written.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot start the journal: ", written.message()));
     }
   }
   return writer;
@@ -297,14 +419,14 @@ JournalWriter::~JournalWriter() { ::close(fd_); }
 
 absl::Status JournalWriter::Append(const InstanceRecord& record) {
   const std::string line = RecordToJson(record) + "\n";
-  // O_APPEND and one write: whole lines, even with two writers.
-  if (::write(fd_, line.data(), line.size()) !=
-          static_cast<ssize_t>(line.size()) ||
-      ::fsync(fd_) != 0) {
-    return absl::InternalError(absl::StrCat(
-        "writing the journal '", path_, "' failed: ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
+  const absl::Status written =
+      WriteWholeLine(fd_, path_, line, locked_, /*sync=*/true);
+  if (written.ok()) return written;
+  return absl::InternalError(
+      absl::StrCat("journal: the record of ", record.instance,
+                   " was not written (", written.message(),
+                   "); the journal keeps the records before it, and a "
+                   "resumed run repeats this instance"));
 }
 
 ResultsReporter::ResultsReporter(
@@ -316,9 +438,19 @@ void ResultsReporter::ShareStreams() {
   inner_->SetErrorStream(&GetErrorStream());
 }
 
+void ResultsReporter::CheckOutput() {
+  // Read errno at once: the write that failed is the stream's last call.
+  const int error = errno;
+  if (!output_status_.ok() || GetOutputStream().good()) return;
+  output_status_ = absl::InternalError(
+      error != 0 ? ErrnoText(error) : "the stream failed (errno unknown)");
+}
+
 bool ResultsReporter::ReportContext(const Context& context) {
   ShareStreams();
+  errno = 0;
   const bool ok = inner_->ReportContext(context);
+  CheckOutput();
   for (const InstanceRecord& record : options_.replay) {
     std::vector<Run> iterations;
     std::vector<Run> aggregates;
@@ -342,7 +474,10 @@ void ResultsReporter::Forward(const std::vector<Run>& runs) {
   if (runs.empty()) return;
   const bool hide = options_.aggregates_only && runs[0].repetitions > 1 &&
                     runs[0].run_type == Run::RT_Iteration;
-  if (!hide) inner_->ReportRuns(runs);
+  if (hide) return;
+  errno = 0;
+  inner_->ReportRuns(runs);
+  CheckOutput();
 }
 
 void ResultsReporter::ReportRuns(const std::vector<Run>& runs) {
@@ -393,7 +528,10 @@ void ResultsReporter::Complete() {
 void ResultsReporter::Finalize() {
   ShareStreams();
   Complete();
+  errno = 0;
   inner_->Finalize();
+  GetOutputStream().flush();
+  CheckOutput();
 }
 
 }  // namespace torchbench

@@ -53,41 +53,64 @@ std::string RecordToJson(const InstanceRecord& record);
 absl::StatusOr<InstanceRecord> RecordFromJson(const std::string& line);
 
 struct JournalContents {
+  // Empty when the journal's first line was itself cut short: it holds no
+  // record, and any run may take it over (JournalMismatch says "").
   ContextPairs context;
   std::vector<InstanceRecord> records;
-  // Set when the last line was cut short (the writer died mid-line); that
-  // line is ignored.
+  // Set when a line was cut short (a writer died mid-line): which line, how
+  // many bytes and whose record they began; those bytes are ignored.
   std::string warning;
 };
 
 // Reads a journal. NotFound when `path` does not exist; InvalidArgument
-// naming the line for a corrupt one (a cut-short last line is only a
-// warning). A later record of an instance replaces an earlier one.
+// naming the line for a corrupt one. A line cut short (a prefix of a record:
+// its writer died) is only a warning, wherever it is; so is a torn prefix
+// glued to a whole record on one line (what a resumed run appended before
+// JournalWriter repaired torn tails), whose record is kept. A later record
+// of an instance replaces an earlier one.
 absl::StatusOr<JournalContents> ReadJournal(const std::string& path);
 
 // Returns "" when a journal written with `journal` may be resumed by a run
 // with `current` context, else the keys that differ (the commit, LibTorch,
-// device, precision, ...), as one message.
+// device, precision, ...), as one message. An empty `journal` context (a
+// journal whose first line was cut short) holds nothing to mix: "".
 std::string JournalMismatch(const ContextPairs& journal,
                             const ContextPairs& current);
 
-// Appends records to a journal, each as one line written with a single
-// write(2) and fsync'd, so a crash leaves whole lines only (at worst a cut
-// last line, which ReadJournal skips).
+// Appends records to a journal, each as one line written whole and fsync'd,
+// so that a kill, a full disk or a file-size limit leaves whole lines only.
+// The writer holds the journal's exclusive lock (flock) while open: a second
+// run on the same journal (two resumes, a Slurm array given one journal) is
+// refused with one message instead of interleaving with the first.
 class JournalWriter {
  public:
-  // Opens `path` for appending; writes the context line when the file is
-  // new or empty.
+  // Opens `path` for appending, creating it. A last line cut short by a
+  // writer that died is cut off first (repair_note() says what), so the
+  // next record starts a line of its own; the context line is written when
+  // the file is new or empty. Errors: the journal is locked by another
+  // process (FailedPrecondition), or cannot be opened, repaired or written
+  // (one message naming the file and the errno).
   static absl::StatusOr<std::unique_ptr<JournalWriter>> Open(
       const std::string& path, const ContextPairs& context);
   ~JournalWriter();
+  JournalWriter(const JournalWriter&) = delete;
+  JournalWriter& operator=(const JournalWriter&) = delete;
+  // Appends `record` as one line, or nothing: a write that fails part-way
+  // (EFBIG, ENOSPC, EIO) is taken back, so the journal still ends with its
+  // last whole record. The error names the journal, the instance and errno.
   absl::Status Append(const InstanceRecord& record);
   const std::string& path() const { return path_; }
+  // What Open cut off the journal's end ("" when nothing): the bytes and,
+  // when they tell, whose record they began.
+  const std::string& repair_note() const { return repair_note_; }
 
  private:
-  JournalWriter(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  JournalWriter(int fd, std::string path, bool locked)
+      : fd_(fd), path_(std::move(path)), locked_(locked) {}
   int fd_;
   std::string path_;
+  bool locked_;
+  std::string repair_note_;
 };
 
 // Sits between Google Benchmark (or the isolating parent) and a reporter:
@@ -114,11 +137,17 @@ class ResultsReporter : public benchmark::BenchmarkReporter {
   int finished() const { return finished_; }
   // A journal write that failed (the run goes on; the message is printed).
   const absl::Status& journal_status() const { return journal_status_; }
+  // The first failure of the output stream (a --benchmark_out that hit a
+  // file-size limit or a full disk), with the errno of the failing write;
+  // OK while every byte went out. Checked after each report and at
+  // Finalize, which flushes.
+  const absl::Status& output_status() const { return output_status_; }
 
  private:
   void Forward(const std::vector<Run>& runs);
   void Complete();
   void ShareStreams();
+  void CheckOutput();
   std::unique_ptr<benchmark::BenchmarkReporter> inner_;
   Options options_;
   // The repetitions of an instance whose aggregates are still to come.
@@ -126,6 +155,7 @@ class ResultsReporter : public benchmark::BenchmarkReporter {
   int errored_ = 0;
   int finished_ = 0;
   absl::Status journal_status_;
+  absl::Status output_status_;
 };
 
 }  // namespace torchbench

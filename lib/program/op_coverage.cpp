@@ -12,10 +12,12 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <iostream>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "json.h"
+#include "program/atomic_file.h"
 #include "program/record_scopes.h"
 
 namespace torchbench {
@@ -246,27 +248,43 @@ std::string CoverageInstanceLine(const CoverageInstance& instance,
 
 absl::Status AppendCoverageLine(const std::string& path,
                                 const std::string& line, bool truncate) {
-  const int fd =
-      ::open(path.c_str(),
-             O_WRONLY | O_CREAT | O_APPEND | (truncate ? O_TRUNC : 0), 0644);
-  if (fd < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--torchbench_op_coverage=", path, ": ", std::strerror(errno)));
+  const std::string flag = absl::StrCat("--torchbench_op_coverage=", path);
+  if (truncate) {
+    // The registry line starts the file: renamed into place, so a kill
+    // leaves the previous file or this line, never a part of it.
+    return WriteFileAtomically(path, line + "\n",
+                               "the --torchbench_op_coverage file");
   }
-  const std::string text = line + "\n";
-  size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      return absl::InternalError(absl::StrCat("writing ", path, ": ", why));
+  IgnoreFileSizeSignal();
+  const int fd =
+      ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": cannot open it: ", ErrnoText(errno)));
+  }
+  // Isolated children append one after another, and a child killed
+  // mid-line leaves a torn tail: under the lock, it is cut off before this
+  // line, which then starts a line of its own.
+  auto locked = LockFile(fd, path, /*wait=*/true);
+  absl::Status status = locked.status();
+  if (status.ok()) {
+    auto tail = CutTornTail(fd, path, [](const std::string& torn) {
+      return json::Parse(torn).ok();
+    });
+    status = tail.status();
+    if (tail.ok() && tail->bytes > 0) {
+      std::cerr << "torchbench: note: " << flag << ": cut off its last "
+                << tail->bytes
+                << " bytes, a line cut short when the process writing it "
+                   "died\n";
     }
-    written += static_cast<size_t>(n);
+  }
+  if (status.ok()) {
+    status = WriteWholeLine(fd, path, line + "\n", *locked, /*sync=*/false);
   }
   ::close(fd);
-  return absl::OkStatus();
+  if (status.ok()) return status;
+  return absl::InternalError(absl::StrCat(flag, ": ", status.message()));
 }
 
 }  // namespace torchbench

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "json.h"
+#include "program/atomic_file.h"
 #include "torchbench/device.h"
 
 namespace torchbench {
@@ -90,12 +92,51 @@ std::vector<TraceEvent> Convert(const std::vector<ap::KinetoEvent>& events) {
 double Ms(double ns) { return ns / 1e6; }
 double Us(double ns) { return ns / 1e3; }
 
+// Renamed into place: a run killed mid-write leaves the previous file (or
+// none), never a table a reader would take for a whole one.
 void WriteFile(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) {
+  const absl::Status written =
+      WriteFileAtomically(path.string(), text, "the profile");
+  if (!written.ok()) {
+    throw std::runtime_error(absl::StrCat("profile: ", written.message()));
+  }
+}
+
+// Kineto writes the trace itself, by name (through a "<name>.tmp" of its
+// own), and does not report a failed write: the trace goes to a temporary
+// name of ours and is renamed into place only once it ends its JSON.
+void SaveTrace(ap::ProfilerResult& result, const std::filesystem::path& path) {
+  auto file = AtomicFile::Create(path.string());
+  if (!file.ok()) {
+    throw std::runtime_error(absl::StrCat("profile: writing the trace '",
+                                          path.string(),
+                                          "': ", file.status().message()));
+  }
+  result.save(file->temp_path());
+  std::ifstream in(file->temp_path(), std::ios::binary | std::ios::ate);
+  const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : 0;
+  char last = 0;
+  for (std::streamoff back = 1; back <= std::min<std::streamoff>(size, 64);
+       ++back) {
+    in.seekg(size - back);
+    in.get(last);
+    if (last != '\n' && last != ' ' && last != '\r' && last != '\t') break;
+  }
+  if (last != '}') {
+    // Kineto writes through "<name>.tmp" of its own, left behind when its
+    // write fails.
+    std::error_code ignored;
+    std::filesystem::remove(file->temp_path() + ".tmp", ignored);
+    throw std::runtime_error(absl::StrCat(
+        "profile: writing the trace '", path.string(), "' through '",
+        file->temp_path(),
+        "' failed: it does not end its JSON (a full disk or a file-size "
+        "limit?)"));
+  }
+  const absl::Status committed = file->Commit();
+  if (!committed.ok()) {
     throw std::runtime_error(
-        absl::StrCat("profile: cannot write ", path.string()));
+        absl::StrCat("profile: the trace: ", committed.message()));
   }
 }
 
@@ -312,7 +353,7 @@ InstanceProfile ProfileInstance(Instance& instance, const std::string& name,
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     const std::string base = SafeFileName(name);
-    result->save((dir / (base + ".pt.trace.json")).string());
+    SaveTrace(*result, dir / (base + ".pt.trace.json"));
     WriteFile(dir / (base + ".profile.txt"),
               ProfileTable(name, profile.summary, options.top_k));
     WriteFile(

@@ -9,9 +9,11 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "program/atomic_file.h"
 #include "program/filters.h"
 #include "program/progress.h"
 
@@ -105,6 +107,39 @@ absl::StatusOr<InstanceRecord> RunIsolated(const PlannedInstance& p,
   return record;
 }
 
+// --benchmark_out, written to a temporary file and renamed over the old one
+// when the run ends: a kill or a full disk leaves the old file whole.
+class OutFile {
+ public:
+  absl::Status Open(const std::string& path) {
+    auto created = AtomicFile::Create(path);
+    if (created.ok()) out_.open(created->temp_path());
+    if (!created.ok() || !out_.is_open()) {
+      return absl::InternalError(
+          absl::StrCat("cannot write --benchmark_out='", path, "': ",
+                       created.ok() ? ErrnoText(errno)
+                                    : std::string(created.status().message())));
+    }
+    file_ = *std::move(created);
+    return absl::OkStatus();
+  }
+  std::ostream& stream() { return out_; }
+
+  // Renames the written file over the old one. A failed write (the file
+  // reporter's output_status() says which) keeps the old file whole, and
+  // ExitStatus reports it.
+  absl::Status Commit() {
+    if (!file_) return absl::OkStatus();
+    out_.close();
+    if (out_.fail()) return absl::OkStatus();
+    return file_->Commit();
+  }
+
+ private:
+  std::ofstream out_;
+  std::optional<AtomicFile> file_;
+};
+
 }  // namespace
 
 std::vector<std::string> ChildArgs(const std::vector<std::string>& program_args,
@@ -130,18 +165,16 @@ bool RunLoop(const std::vector<PlannedInstance>& todo,
              const LoopOptions& options, RunState* state,
              benchmark::BenchmarkReporter* display,
              benchmark::BenchmarkReporter* file) {
-  std::ofstream out;
   display->SetOutputStream(&std::cout);
   display->SetErrorStream(&std::cerr);
+  OutFile out;
   if (file != nullptr) {
-    out.open(options.out_path);
-    if (!out.is_open()) {
-      std::cerr << "torchbench: cannot write --benchmark_out='"
-                << options.out_path << "'\n";
+    if (absl::Status s = out.Open(options.out_path); !s.ok()) {
+      std::cerr << "torchbench: " << s.message() << "\n";
       return false;
     }
-    file->SetOutputStream(&out);
-    file->SetErrorStream(&out);
+    file->SetOutputStream(&out.stream());
+    file->SetErrorStream(&out.stream());
   }
   std::string scratch;
   if (options.isolate && !todo.empty()) {
@@ -163,6 +196,7 @@ bool RunLoop(const std::vector<PlannedInstance>& todo,
       for (auto& r : record.runs) r.family_index = index;
       Report(display, record);
       Report(file, record);
+      state->CountReported();
       ++index;
     }
   }
@@ -180,6 +214,7 @@ bool RunLoop(const std::vector<PlannedInstance>& todo,
     }
     Report(display, *record);
     Report(file, *record);
+    state->CountReported();
     ++index;
     std::cout << std::flush;
     if (options.progress) {
@@ -194,6 +229,10 @@ bool RunLoop(const std::vector<PlannedInstance>& todo,
   if (!scratch.empty()) {
     std::error_code ignored;
     std::filesystem::remove_all(scratch, ignored);
+  }
+  if (absl::Status s = out.Commit(); !s.ok()) {
+    std::cerr << "torchbench: --benchmark_out: " << s.message() << "\n";
+    return false;
   }
   return true;
 }

@@ -26,6 +26,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "memory_internal.h"
+#include "program/atomic_file.h"
 #include "program/benchmark_runner.h"
 #include "program/context.h"
 #include "program/filters.h"
@@ -146,6 +147,9 @@ absl::Status ResolveDeviceAndShard(ProgramArgs* args) {
 // Process-wide settings every instance runs under; returns the host malloc
 // policy applied, for the context.
 absl::StatusOr<std::string> Setup(const HarnessFlags& flags) {
+  // Under a file-size limit a write fails with EFBIG, which each writer
+  // reports, instead of the signal killing the run.
+  IgnoreFileSizeSignal();
   const std::string host_malloc = ApplyHostMalloc(flags.host_malloc);
   if (flags.cpu_memory_counter) InstallCpuMemoryCounter();
   if (!flags.testonly_slow_op.empty()) {
@@ -292,7 +296,12 @@ absl::StatusOr<std::unique_ptr<JournalWriter>> OpenJournal(
   const std::string path =
       args.child ? f.child_result : (!f.journal.empty() ? f.journal : f.resume);
   if (path.empty()) return std::unique_ptr<JournalWriter>();
-  return JournalWriter::Open(path, plan.context);
+  auto journal = JournalWriter::Open(path, plan.context);
+  // A resumed journal's reader already said what it skipped.
+  if (journal.ok() && f.resume.empty() && !(*journal)->repair_note().empty()) {
+    std::cerr << "torchbench: note: " << (*journal)->repair_note() << "\n";
+  }
+  return journal;
 }
 
 // ---- MakeChain -------------------------------------------------------------
@@ -376,6 +385,16 @@ int ExitStatus(const ProgramArgs& args, const Chain& chain,
     std::cerr << "\n";
     return 130;
   }
+  // Results a file lacks: one line each, and a non-zero exit even when
+  // every instance ran (a failed journal write was said when it failed).
+  bool lost = !chain.display->journal_status().ok();
+  if (chain.file != nullptr && !chain.file->output_status().ok()) {
+    std::cerr << "torchbench: writing --benchmark_out '" << args.out_path
+              << "' failed: " << chain.file->output_status().message()
+              << "; it keeps what it held before this run\n";
+    lost = true;
+  }
+  if (lost) return 1;
   // An embedder's own benchmarks' errors are its own to judge.
   const int errored =
       args.caller_benchmarks ? state.errored() : chain.display->errored();
@@ -419,6 +438,11 @@ int Run(const ProgramArgs& args, const std::string& host_malloc) {
     return 1;
   }
   benchmark::Shutdown();
+  // An embedder's filter that matched none of its benchmarks nor the
+  // harness's.
+  if (state.reported() == 0 && !plan->selected_any && !Interrupted()) {
+    return Finish(NoMatch(args.filter));
+  }
   return ExitStatus(args, chain, state);
 }
 
