@@ -76,6 +76,7 @@ import subprocess
 import sys
 
 from tbench import env, errors, program, results
+from tbench.files import write_json, write_text
 from tbench.errors import InputError
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
@@ -381,8 +382,11 @@ def run_gate(files, outdir, gate_args):
     if proc.returncode == 2:
         raise InputError("the gate refused the runs: " +
                          (proc.stderr.strip().splitlines() or ["?"])[0].removeprefix("gate: "))
-    with open(gate_json) as f:
-        doc = json.load(f)
+    try:
+        with open(gate_json, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise InputError(f"the gate's {gate_json}: not read ({errors.one_line(e)})") from None
     doc["exit"] = proc.returncode
     doc["stderr"] = [l for l in proc.stderr.splitlines() if "warning" in l]
     return doc
@@ -416,8 +420,14 @@ def read_profile(trace_dirs, name):
     for d in trace_dirs:
         path = os.path.join(d, safe_file_name(name) + ".profile.json")
         if os.path.exists(path):
-            with open(path) as f:
-                tables.append(json.load(f))
+            try:
+                with open(path, encoding="utf-8") as f:
+                    table = json.load(f)
+            except (OSError, ValueError) as e:  # that pass only: the others still count
+                log(f"profile skipped: {path}: not read ({errors.one_line(e)})")
+                continue
+            if isinstance(table, dict):
+                tables.append(table)
     if not tables:
         return None
     ops, counters = {}, {}
@@ -872,10 +882,8 @@ def main(argv=None):
         print(f"abtest: {e}", file=sys.stderr)
         return 2
     doc["exit"] = code
-    with open(os.path.join(args.output, "abtest.json"), "w") as f:
-        json.dump(doc, f, indent=1)
-    with open(os.path.join(args.output, "report.md"), "w") as f:
-        f.write(markdown(doc))
+    write_json(os.path.join(args.output, "abtest.json"), doc, indent=1)
+    write_text(os.path.join(args.output, "report.md"), markdown(doc))
     # The HTML report: its "B against A" view of the first thread count's
     # first runs, and the A/B section of this file.
     first = doc["threads"][0]["files"] if doc["threads"] else None

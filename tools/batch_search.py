@@ -35,7 +35,8 @@ time), the median items_per_second (samples/s), the largest peak_mem and,
 when there, the median gpu_busy_pct. An errored instance whose message
 starts with "out of memory" (after a "setup failed: " or similar prefix) is
 status "oom", any other "error"; a process killed by a signal or ending
-without a result is "crashed" (with its last stderr line), one past
+without a result (or with a damaged one, named) is "crashed" (with its last
+stderr line), one past
 --probe-timeout (600 s) "timeout".
 
 Summary per search: b_knee, the smallest batch whose samples/s is at least
@@ -72,8 +73,7 @@ import subprocess
 import sys
 import tempfile
 
-import json_file
-from tbench import errors, program, results
+from tbench import errors, files, program, results
 
 OK, BAD_INPUT, INTERRUPTED = 0, 2, 130
 DEFAULT_PROGRAM = program.DEFAULT
@@ -252,13 +252,22 @@ def quartiles(values):
 
 
 def read_result(path, batch):
-    """A probe dict from the program's JSON, or None when there is none."""
+    """A probe dict from the program's JSON, or None when there is none. A
+    file that is there but damaged is a "crashed" probe naming it (the
+    program writes it whole, by rename: something else broke it)."""
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
-        rows = doc["benchmarks"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except FileNotFoundError:
         return None, None
+    except (OSError, ValueError) as e:
+        why = e.strerror if isinstance(e, OSError) else f"not valid JSON: {e}"
+        return new_probe(batch, "crashed", message=f"its result {path} is damaged "
+                         f"({why})"), None
+    rows = doc.get("benchmarks") if isinstance(doc, dict) else None
+    if not isinstance(rows, list):
+        return new_probe(batch, "crashed", message=f"its result {path} is damaged (not "
+                         "Google Benchmark JSON: no benchmarks list)"), None
     context = doc.get("context") if isinstance(doc.get("context"), dict) else None
     errored = [r for r in rows if r.get("error_occurred")]
     if errored:
@@ -326,6 +335,9 @@ class Prober:
         if result is None:
             return new_probe(batch, "crashed", message=f"exit {code} without a result: "
                              f"{last_line(stderr_text) or 'no message'}")
+        if result["status"] == "crashed":  # its result is damaged
+            result["message"] = (f"exit {code}, {result['message']}: "
+                                 f"{last_line(stderr_text) or 'no message'}")
         return result
 
 
@@ -506,7 +518,7 @@ def run(args):
                                        stop_on_plateau=args.stop_on_plateau,
                                        probes=entry["probes"])
                 entry["summary"] = summarize(entry["probes"], stopped_by, args.knee_fraction)
-                json_file.write_atomically(
+                files.write_json(
                     args.output, document(args, prober.context, searches, False), indent=1)
         except KeyboardInterrupt:
             interrupted = True
@@ -518,7 +530,7 @@ def run(args):
                     searches.pop()
             log("interrupted: writing what was measured")
     print(table(searches) if searches else "batch-search: nothing measured")
-    json_file.write_atomically(
+    files.write_json(
         args.output, document(args, prober.context, searches, interrupted), indent=1)
     log(f"wrote {args.output}")
     return INTERRUPTED if interrupted else OK

@@ -38,9 +38,12 @@ standard library only. A -o file given alone as RUN is read back as it is
 (to print it or draw it again).
 
 Exit status: 0 done, 2 bad input or usage (one line "tb coverage: ..." on
-stderr: a file missing or unreadable, a line that is not JSON, no registry
-line, registries of two LibTorch versions, a run JSON that names no coverage
-file, an --mlperf model that no input holds).
+stderr: a file missing or unreadable, a whole line that is not JSON, no
+registry line, registries of two LibTorch versions, a run JSON that names no
+coverage file, an --mlperf model that no input holds). A last line cut short
+(no newline: a child killed mid-append) is skipped with one "tb coverage:
+note: FILE:LINE: ..." line. -o and --html are written to a temporary file
+beside their target and renamed over it.
 """
 
 import argparse
@@ -49,7 +52,7 @@ import os
 import re
 import sys
 
-from json_file import write_atomically
+from tbench import files
 from tbench.errors import InputError
 
 TOOL = "torchbench-coverage"
@@ -184,8 +187,10 @@ def coverage_path(path, doc):
                      + " and ".join(candidates) + ")")
 
 
-def read_records(path, named_by=None):
-    """(the coverage file read, [(where, record)]): a coverage file, or the one a run names."""
+def read_records(path, named_by=None, note=None):
+    """(the coverage file read, [(where, record)]): a coverage file, or the one a run names.
+    A last line cut short (no newline: a child killed mid-append) is skipped
+    with a note naming FILE:LINE; a whole line that is not JSON refuses the file."""
     text = read_text(path)
     doc = whole_json(text)
     if isinstance(doc, dict) and doc.get("tool") == TOOL:
@@ -195,35 +200,40 @@ def read_records(path, named_by=None):
         if named_by is not None:
             raise InputError(f"{named_by}: its op_coverage_file {path} is not a coverage file")
         if "benchmarks" in doc or "context" in doc:
-            return read_records(coverage_path(path, doc), named_by=path)
+            return read_records(coverage_path(path, doc), named_by=path, note=note)
         raise InputError(f"{path}: neither a coverage file (JSON lines, a registry line "
                          "first) nor a benchmark JSON naming one")
     records = [(path, doc)] if is_record(doc) else []
-    for n, line in enumerate([] if records else text.splitlines(), 1):
-        if not line.strip():
+    for line in [] if records else files.json_lines(path, text):
+        if line.torn:
+            (note or print_note)(f"{line.where}: skipped: {line.problem}")
             continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"{path}:{n}: not valid JSON ({e.msg})") from None
-        if not isinstance(rec, dict):
-            raise InputError(f"{path}:{n}: not a JSON object")
-        if is_record(rec):  # other kinds of line, if a later program writes them, are skipped
-            records.append((f"{path}:{n}", rec))
+        if not line.ok:
+            raise InputError(f"{line.where}: {line.problem}")
+        if not isinstance(line.value, dict):
+            raise InputError(f"{line.where}: not a JSON object")
+        if is_record(line.value):  # other kinds of line, if a later program writes them, are skipped
+            records.append((line.where, line.value))
     if not any("registry" in r for _, r in records):
         raise InputError(f"{path}: no registry line (a coverage file of "
                          "--torchbench_op_coverage starts with one)")
     return path, records
 
 
-def load(paths):
-    """(registry, [instances], [files read]): the last of a repeated instance wins."""
+def print_note(message):
+    print(f"tb coverage: note: {message}", file=sys.stderr)
+
+
+def load(paths, note=None):
+    """(registry, [instances], [files read]): the last of a repeated instance wins
+    (a child killed after its coverage line and before its journal record
+    appends the instance again when the run is resumed)."""
     registry = Registry()
     instances = {}
-    files = []
+    read = []
     for path in paths:
-        file, records = read_records(path)
-        files.append(file)
+        file, records = read_records(path, note=note)
+        read.append(file)
         for where, rec in records:
             if "registry" in rec:
                 registry.add(file, where, rec["registry"])
@@ -231,7 +241,7 @@ def load(paths):
                 inst = Instance(where, rec)
                 instances.pop(inst.name, None)
                 instances[inst.name] = inst
-    return registry, list(instances.values()), files
+    return registry, list(instances.values()), read
 
 
 # --- analysis --------------------------------------------------------------
@@ -439,8 +449,9 @@ def analyse(registry, instances, inputs, mlperf=None):
     }
 
 
-def load_doc(paths, mlperf=None):
-    """The analysis of RUN files, or a -o file given alone, read back."""
+def load_doc(paths, mlperf=None, note=None):
+    """The analysis of RUN files, or a -o file given alone, read back. note(message)
+    is told of each line skipped (default: printed on stderr)."""
     if len(paths) == 1:
         text = read_text(paths[0])
         doc = whole_json(text)
@@ -452,8 +463,8 @@ def load_doc(paths, mlperf=None):
                 raise InputError(f"{paths[0]}: --mlperf needs the coverage files, not a "
                                  "tools/tb coverage -o file")
             return doc
-    registry, instances, files = load(paths)
-    return analyse(registry, instances, files, mlperf)
+    registry, instances, read = load(paths, note)
+    return analyse(registry, instances, read, mlperf)
 
 
 # --- text ------------------------------------------------------------------
@@ -580,13 +591,12 @@ def main(argv=None):
             page = report_page.coverage_page(doc)
         if args.output:
             try:
-                write_atomically(args.output, doc, indent=1)
+                files.write_json(args.output, doc, indent=1)
             except OSError as e:
                 raise InputError(f"{args.output}: cannot write: {e.strerror or e}") from None
         if page is not None:
             try:
-                with open(args.html, "w", encoding="utf-8") as f:
-                    f.write(page)
+                files.write_text(args.html, page)
             except OSError as e:
                 raise InputError(f"{args.html}: cannot write: {e.strerror or e}") from None
     except InputError as e:

@@ -48,7 +48,7 @@ import zlib
 import numpy as np
 from scipy import stats
 
-from tbench import results
+from tbench import files, results
 from tbench.errors import InputError
 from gate_report import (console, describe_side, html_page, json_doc,
                          markdown)
@@ -319,9 +319,7 @@ def calibrate(runs, out_path, metric_note):
         "fingerprint": fingerprint(runs[0]),
         "benchmarks": benchmarks,
     }
-    with open(out_path, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+    files.write_json(out_path, doc, indent=1)
     return doc, warns
 
 
@@ -331,8 +329,12 @@ def load_noise(path):
             doc = json.load(f)
     except OSError as e:
         raise InputError(f"{path}: cannot read the noise file: {e.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise InputError(f"{path}: corrupt noise file (not JSON); recreate it with --calibrate") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: corrupt noise file (line {e.lineno}, column {e.colno}: "
+                         f"{e.msg}); recreate it with --calibrate") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: corrupt noise file (not UTF-8 text); recreate it with "
+                         "--calibrate") from None
     if (not isinstance(doc, dict) or doc.get("format") != "torchbench-gate-noise/1"
             or not isinstance(doc.get("benchmarks"), dict)):
         raise InputError(f"{path}: not a noise file of tools/tb gate --calibrate")
@@ -576,17 +578,17 @@ def main(argv=None):
                                f"({result['device']}, floor {result['floor']:.0%}, "
                                f"k {args.k:g}, {args.correction})"]))
     if args.markdown:
-        mode = "a" if os.path.exists(args.markdown) and args.markdown == os.environ.get(
-            "GITHUB_STEP_SUMMARY") else "w"
-        with open(args.markdown, mode, encoding="utf-8") as f:
-            f.write(markdown(result, base_runs, cand_runs, args, warns, argv))
+        text = markdown(result, base_runs, cand_runs, args, warns, argv)
+        if os.path.exists(args.markdown) and args.markdown == os.environ.get(
+                "GITHUB_STEP_SUMMARY"):
+            with open(args.markdown, "a", encoding="utf-8") as f:  # GitHub's file: appended
+                f.write(text)
+        else:
+            files.write_text(args.markdown, text)
     if args.html:
-        with open(args.html, "w", encoding="utf-8") as f:
-            f.write(html_page(result, base_runs, cand_runs, args, warns, argv))
+        files.write_text(args.html, html_page(result, base_runs, cand_runs, args, warns, argv))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(json_doc(result, args, warns, code), f, indent=1)
-            f.write("\n")
+        files.write_json(args.json, json_doc(result, args, warns, code), indent=1)
     print(f"gate: {'FAIL' if code else 'pass'}: {len(regressions)} regression(s)"
           + (f", {len(missing)} missing (--strict)" if args.strict and missing else ""),
           file=sys.stderr)

@@ -21,7 +21,7 @@ import re
 import statistics
 import sys
 
-from tbench import results
+from tbench import files, results
 
 TOLERANCE = 0.05  # memory and kernels: within 5 %
 
@@ -282,8 +282,7 @@ def main():
                  f"{counts['n/a']} n/a")
     text = "\n".join(lines) + "\n"
     if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
+        files.write_text(args.output, text)
     sys.stdout.write(text)
     return 0
 

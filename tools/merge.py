@@ -47,8 +47,7 @@ import os
 import re
 import sys
 
-import json_file
-from tbench import errors
+from tbench import errors, files
 
 OK, MISSING, BAD_INPUT, MISMATCH = 0, 1, 2, 3
 
@@ -300,7 +299,7 @@ def main(argv=None):
         print(f"merge: {args.output} not written", file=sys.stderr)
         return status
     try:
-        json_file.write_atomically(args.output, doc)
+        files.write_json(args.output, doc)
     except OSError as e:
         print(f"merge: cannot write {args.output}: {e}", file=sys.stderr)
         return BAD_INPUT

@@ -41,7 +41,7 @@ import sys
 
 import coverage
 from report_rules import number
-from tbench import results
+from tbench import files, results
 from tbench.errors import InputError
 
 VERSUS_TOOL = "torchbench-versus-python"  # tools/versus_python.py's files
@@ -421,7 +421,8 @@ def main(argv=None):
         print(f"report: {e}", file=sys.stderr)
         return 2
     try:
-        cov = coverage.load_doc(args.coverage) if args.coverage else None
+        cov = coverage.load_doc(args.coverage, note=lambda m: print(
+            f"report: note: --coverage: {m}", file=sys.stderr)) if args.coverage else None
     except InputError as e:
         print(f"report: --coverage: {e}", file=sys.stderr)
         return 2
@@ -452,8 +453,7 @@ def main(argv=None):
                              profiles=bool(args.profiles), coverage=cov, versus=versus,
                              abtest=abtest)
     try:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(doc)
+        files.write_text(args.output, doc)
     except OSError as e:
         print(f"report: {args.output}: cannot write: {e.strerror or e}", file=sys.stderr)
         return 2

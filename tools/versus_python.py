@@ -90,7 +90,7 @@ import tempfile
 import threading
 import time
 
-from tbench import env, errors, program, results
+from tbench import env, errors, files, program, results
 from tbench.errors import InputError
 
 TOOLS = pathlib.Path(__file__).resolve().parent
@@ -572,16 +572,17 @@ def read_coverage_ops(path, name):
     """{operator: top-level calls} of one instance's step in the program's
     --torchbench_op_coverage file (None if it has none)."""
     try:
-        with open(path) as f:
-            for text in f:
-                entry = json.loads(text)
-                if entry.get("instance") == name:
-                    ops = {}
-                    for op in entry.get("ops", []):
-                        if op.get("top_level"):
-                            ops[op["op"]] = ops.get(op["op"], 0) + op["calls"]
-                    return ops
-    except (OSError, json.JSONDecodeError, KeyError, TypeError):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = files.json_lines(path, f.read())
+        for line in lines:  # a damaged line is some other instance's, or none
+            entry = line.value
+            if isinstance(entry, dict) and entry.get("instance") == name:
+                ops = {}
+                for op in entry.get("ops", []):
+                    if op.get("top_level"):
+                        ops[op["op"]] = ops.get(op["op"], 0) + op["calls"]
+                return ops
+    except (OSError, KeyError, TypeError):
         pass
     return None
 
@@ -684,19 +685,32 @@ def record_key(r):
 
 
 def read_journal(path, settings, keep_missing=False):
+    """{record_key: record} of the journal's records made with `settings`.
+    A line that is not a record (the last one cut short by a kill, or a
+    damaged one) is skipped with one line naming FILE:LINE: its instance is
+    measured again, and every other record is kept."""
     done = {}
     if not path or not os.path.exists(path):
         return done
-    with open(path) as f:
-        for line in f:
-            try:
-                r = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            # A side that failed is measured again (its reference may have
-            # been fixed since); a finished pair is kept.
-            if r.get("settings") == settings and (keep_missing or r.get("verdict") != "missing"):
-                done[record_key(r)] = r
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        raise InputError(f"--journal {path}: cannot read: {e.strerror or e}") from None
+    for line in files.json_lines(path, text):
+        r = line.value
+        if line.ok and not (isinstance(r, dict) and {"benchmark", "threads", "device"} <= r.keys()):
+            line = line._replace(problem="not a record of this tool (no benchmark, threads "
+                                 "and device)")
+        if not line.ok:
+            kind = "note" if line.torn else "warning"
+            print(f"versus-python: {kind}: {line.where}: skipped: {line.problem}; its "
+                  "instance is measured again", file=sys.stderr)
+            continue
+        # A side that failed is measured again (its reference may have
+        # been fixed since); a finished pair is kept.
+        if r.get("settings") == settings and (keep_missing or r.get("verdict") != "missing"):
+            done[record_key(r)] = r
     return done
 
 
@@ -1141,8 +1155,19 @@ def eager_cuda(args):
     if args.kernels:
         device_args.append("--torchbench_profile")
     if args.cpp_json:
-        with open(args.cpp_json) as f:
-            doc = json.load(f)
+        problem = None
+        try:
+            with open(args.cpp_json, encoding="utf-8") as f:
+                doc = json.load(f)
+            if not isinstance(doc, dict):
+                problem = "not Google Benchmark JSON"
+        except OSError as e:
+            problem = f"cannot read: {e.strerror or e}"
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            problem = f"not valid JSON ({e}); a run cut short? rerun it or resume its journal"
+        if problem:
+            print(f"versus-python eager: --cpp-json {args.cpp_json}: {problem}", file=sys.stderr)
+            return 2
     elif args.python_only:
         doc = {"benchmarks": [], "context": {}}
     else:
@@ -1175,14 +1200,13 @@ def eager_cuda(args):
             rows.append(record)
             print(cuda_line(record), flush=True)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"context": {
+        files.write_json(args.json, {"context": {
                 "device": "cuda", "device_name": torch.cuda.get_device_name(),
                 "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
                 "cudnn_version": torch.backends.cudnn.version(),
                 "precision": args.precision, "warmup": args.warmup, "steps": args.steps,
                 "seed": args.seed, "kernel_steps": args.kernel_steps if args.kernels else 0,
-                "cpp_context": context}, "results": rows}, f, indent=1)
+                "cpp_context": context}, "results": rows}, indent=1)
     return 1 if failed else 0
 
 
@@ -1433,7 +1457,11 @@ def main(argv=None):
     # Records from before --host-malloc have no key: they were glibc's.
     if args.host_malloc != "glibc":
         settings["host_malloc"] = args.host_malloc
-    done = read_journal(args.journal, settings, keep_missing=args.journal_only)
+    try:
+        done = read_journal(args.journal, settings, keep_missing=args.journal_only)
+    except InputError as e:
+        print(f"versus-python: {e}", file=sys.stderr)
+        return 2
     command = published_command(argv)
     print(f"versus-python: {len(names)} instances x threads {args.threads}, {args.rounds} rounds"
           f" of {args.warmup} warm-up + {args.steps} steps; {cpu}, {cores} cores; torch "
@@ -1465,8 +1493,11 @@ def main(argv=None):
             finally:
                 lanes.put(cores)
             if args.journal:
-                with lock, open(args.journal, "a") as f:
-                    f.write(json.dumps(dict(record, settings=settings)) + "\n")
+                with lock:
+                    note = files.append_line(args.journal,
+                                             json.dumps(dict(record, settings=settings)))
+                if note:
+                    print(f"versus-python: note: {note}", file=sys.stderr)
         record.pop("settings", None)
         with lock:
             finished[item] = record
@@ -1499,8 +1530,7 @@ def main(argv=None):
     for path, text in ((args.output, lambda: json.dumps(doc, indent=1) + "\n"),
                        (args.markdown, lambda: markdown(doc))):
         if path:
-            with open(path, "w") as f:
-                f.write(text())
+            files.write_text(path, text())
     status = 0
     unmeasured = sum("not_measured" in r for r in records)
     if unmeasured:

@@ -172,6 +172,22 @@ class ReadResult(unittest.TestCase):
             self.assertEqual((p["status"], p["message"]), (status, message))
         self.assertIsNone(self.read([])[0])
 
+    def test_damaged_result_is_named(self):
+        # No file: no result (the prober says "exit N without a result"); a
+        # damaged one: a crashed probe naming the file, the search goes on.
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "r.json")
+            self.assertEqual(bs.read_result(path, 4), (None, None))
+            for text, why in (('{"context": {}, "bench', "not valid JSON: "),
+                              ("[]", "no benchmarks list")):
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(text)
+                p, context = bs.read_result(path, 4)
+                self.assertEqual((p["status"], context), ("crashed", None))
+                self.assertTrue(p["message"].startswith(f"its result {path} is damaged ("),
+                                p["message"])
+                self.assertIn(why, p["message"])
+
 
 class Command(unittest.TestCase):
     """The whole command, on the fake program."""

@@ -37,6 +37,7 @@ TOOL = os.path.join(ROOT, "tools", "coverage.py")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, HERE)
 import coverage  # noqa: E402  (tools/coverage.py)
+from tbench import files  # noqa: E402  (tools/tbench/files.py)
 import report  # noqa: E402  (tools/report.py)
 from test_report import Checker  # noqa: E402
 
@@ -307,6 +308,136 @@ class Coverage(unittest.TestCase):
                            capture_output=True, text=True, timeout=120)
         self.assertEqual((p.returncode, p.stderr.count("\n")), (2, 1), p.stderr)
         self.assertIn("report: --coverage: ", p.stderr)
+
+    def test_torn_last_line_is_skipped_with_a_note(self):
+        # A child killed mid-append leaves its line without a newline: that line
+        # is skipped with one note naming FILE:LINE, the rest of the file counts.
+        reg = {"registry": {"libtorch_version": "2.14.1", "device": "cpu",
+                            "ops": ["aten::mm", "aten::add"]}}
+        inst = {"instance": "m/Eval/batch_size:1", "ops": [{"op": "aten::mm"}]}
+        whole = self.write("whole.jsonl", [reg, inst])
+        torn = self.write("torn.jsonl", [reg, inst])
+        cut = '{"instance": "n/Eval/batch_size:1", "ops": [{"op": "aten::ad'
+        with open(torn, "a", encoding="utf-8") as f:
+            f.write(cut)
+        p = self.cli(torn)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr.splitlines(), [f"tb coverage: note: {torn}:3: skipped: cut "
+                                                 f"short ({len(cut)} bytes without a newline: "
+                                                 "a writer killed mid-line)"])
+        self.assertEqual(p.stdout, self.cli(whole).stdout)
+        doc = self.analyse(torn)
+        self.assertEqual([m["model"] for m in doc["models"]], ["m"])
+        # A last line that is whole JSON and only lacks its newline counts.
+        with open(whole, "a", encoding="utf-8") as f:
+            f.write(json.dumps(dict(inst, instance="n/Eval/batch_size:1")))
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            doc = self.analyse(whole)
+        self.assertEqual((err.getvalue(), sorted(m["model"] for m in doc["models"])),
+                         ("", ["m", "n"]))
+        # Through the report's --coverage, the note is the report's.
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "report.py"), CPU,
+                            "--coverage", torn, "-o", os.path.join(self.dir, "r.html")],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"report: note: --coverage: {torn}:3: skipped: cut short",
+                      p.stderr.splitlines()[0])
+
+    def test_corrupt_whole_line_refuses_the_file(self):
+        # A line that ends with its newline was written whole: if it is not
+        # JSON the file is damaged, and the tool refuses it, naming FILE:LINE.
+        reg = {"registry": {"libtorch_version": "2.14.1", "device": "cpu", "ops": ["aten::mm"]}}
+        inst = {"instance": "m/Eval/batch_size:1", "ops": [{"op": "aten::mm"}]}
+        bad = self.write("bad.jsonl", [reg, '{"instance": "n/Ev\x00garbage', inst])
+        out = os.path.join(self.dir, "x.json")
+        p = self.cli(bad, "-o", out)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        self.assertTrue(p.stderr.startswith(f"tb coverage: {bad}:2: not valid JSON ("),
+                        p.stderr)
+        self.assertFalse(os.path.exists(out))
+
+    def test_repeated_instance_keeps_the_last(self):
+        # A child killed after its coverage line and before its journal record
+        # runs again on resume and appends the instance again: the last counts.
+        reg = {"registry": {"libtorch_version": "2.14.1", "device": "cpu",
+                            "ops": ["aten::mm", "aten::add"]}}
+        first = {"instance": "m/Eval/batch_size:1", "ops": [{"op": "aten::add"}]}
+        rerun = {"instance": "m/Eval/batch_size:1", "ops": [{"op": "aten::mm"}]}
+        doc = self.analyse(self.write("rerun.jsonl", [reg, first, rerun]))
+        self.assertEqual(doc["suite"]["instances"], 1)
+        self.assertEqual(doc["suite"]["operators"]["covered"], 1)
+        self.assertEqual(doc["suite"], self.analyse(self.write("mm.jsonl", [reg, rerun]))["suite"])
+
+    def test_outputs_are_written_whole(self):
+        # -o and --html replace a previous file by rename: no temporary left.
+        out, page = os.path.join(self.dir, "c.json"), os.path.join(self.dir, "c.html")
+        for path in (out, page):
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("old")
+        p = self.cli(A, B, "-o", out, "--html", page)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(os.listdir(self.dir)), ["c.html", "c.json"])
+        with open(out, encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["tool"], coverage.TOOL)
+        with open(page, encoding="utf-8") as f:
+            self.assertTrue(f.read().startswith("<!DOCTYPE html>"))
+
+
+class AtomicFiles(unittest.TestCase):
+    """tools/tbench/files.py: the one writer every tool's output goes through."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        self.path = os.path.join(self.dir, "out.json")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_a_write_that_fails_leaves_the_old_file(self):
+        files.write_json(self.path, {"old": 1})
+        with self.assertRaises(TypeError):  # not JSON: fails after the first bytes
+            files.write_json(self.path, {"new": 1, "bad": object()})
+        with self.assertRaises(RuntimeError):
+            with files.replacing(self.path) as tmp:
+                with open(tmp, "w", encoding="utf-8") as f:
+                    f.write("{\"half")
+                raise RuntimeError("killed midway")
+        self.assertEqual(os.listdir(self.dir), ["out.json"])
+        with open(self.path, encoding="utf-8") as f:
+            self.assertEqual(json.load(f), {"old": 1})
+
+    def test_text_bytes_and_permissions(self):
+        files.write_text(self.path, "<p>é</p>\n")
+        with open(self.path, encoding="utf-8") as f:
+            self.assertEqual(f.read(), "<p>é</p>\n")
+        files.write_text(self.path, b"\x00\x01")
+        with open(self.path, "rb") as f:
+            self.assertEqual(f.read(), b"\x00\x01")
+        umask = os.umask(0)
+        os.umask(umask)
+        self.assertEqual(os.stat(self.path).st_mode & 0o777, 0o666 & ~umask)
+        nested = os.path.join(self.dir, "a", "b.json")  # the folder is made
+        files.write_json(nested, [1])
+        self.assertEqual(os.listdir(os.path.dirname(nested)), ["b.json"])
+
+    def test_append_cuts_a_torn_tail(self):
+        path = os.path.join(self.dir, "j.jsonl")
+        self.assertEqual(files.append_line(path, '{"a": 1}'), "")
+        with open(path, "a", encoding="utf-8") as f:
+            f.write('{"a": 2, "b": [')  # a writer killed mid-line
+        self.assertIn("cut off 15 bytes", files.append_line(path, '{"a": 3}'))
+        with open(path, "a", encoding="utf-8") as f:
+            f.write('{"a": 4}')  # killed before its newline: a whole record
+        self.assertIn("finished it", files.append_line(path, '{"a": 5}'))
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        self.assertEqual(text, '{"a": 1}\n{"a": 3}\n{"a": 4}\n{"a": 5}\n')
+        lines = files.json_lines(path, text + '{"a": 6')
+        self.assertEqual([x.value for x in lines if x.ok], [{"a": n} for n in (1, 3, 4, 5)])
+        self.assertEqual([(x.where, x.torn) for x in lines if not x.ok], [(f"{path}:5", True)])
 
 
 if __name__ == "__main__":

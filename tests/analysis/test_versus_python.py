@@ -274,11 +274,22 @@ class Driver(unittest.TestCase):
         self.assertEqual(self.run_tool(*common, "--mode", "eval").returncode, 0)
         if os.path.exists(self.log):
             os.remove(self.log)
+        # A damaged line and a torn last line (a run killed mid-append) are
+        # skipped, each in one line naming journal:LINE; the record before
+        # them is kept.
+        with open(journal, "a") as f:
+            f.write('{"benchmark": garbage}\n{"benchmark": "lennard_jones/Train/batch_')
         # A rerun skips what the journal holds: nothing starts.
         proc = self.run_tool(*common, "--mode", "eval")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertFalse(os.path.exists(self.log))
         self.assertIn("lennard_jones/Eval/batch_size:1", proc.stdout)
+        skipped = [l for l in proc.stderr.splitlines() if "skipped" in l]
+        self.assertEqual(len(skipped), 2, proc.stderr)
+        self.assertTrue(skipped[0].startswith(f"versus-python: warning: {journal}:2: skipped: "
+                                              "not valid JSON"), skipped[0])
+        self.assertTrue(skipped[1].startswith(f"versus-python: note: {journal}:3: skipped: "
+                                              "cut short"), skipped[1])
         # --journal-only: Train was never measured, and says so.
         out = os.path.join(self.tmp.name, "journal.json")
         proc = self.run_tool(*common, "--journal-only", "-o", out)

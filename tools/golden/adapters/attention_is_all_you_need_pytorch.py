@@ -58,18 +58,23 @@ def synthetic_sequences(prefix, batch_size):
     return seq.t().contiguous()
 
 
+def synthetic_dataloaders(opt, device):
+    """Stands in for prepare_dataloaders' Multi30k pickle (torchtext legacy
+    Fields, not installed): the pickle's vocabulary and pad, and one train and
+    one test batch (the step runs NUM_OF_BATCHES = 1) of opt.batch_size
+    sentences of 4..21 words, framed and padded as BucketIterator makes
+    them."""
+    opt.max_token_seq_len = 100  # preprocess.py's -max_len default
+    opt.src_pad_idx = opt.trg_pad_idx = PAD
+    opt.src_vocab_size = opt.trg_vocab_size = VOCAB_SIZE
+    batch = types.SimpleNamespace(src=synthetic_sequences("src", opt.batch_size),
+                                  trg=synthetic_sequences("trg", opt.batch_size))
+    return [batch], [batch]
+
+
 def load(root):
     reference.stub_torchtext_legacy()
     package = reference.load_model_package(root, MODEL)
-
-    def synthetic_dataloaders(opt, device):
-        opt.max_token_seq_len = 100  # preprocess.py's -max_len default
-        opt.src_pad_idx = opt.trg_pad_idx = PAD
-        opt.src_vocab_size = opt.trg_vocab_size = VOCAB_SIZE
-        batch = types.SimpleNamespace(src=synthetic_sequences("src", opt.batch_size),
-                                      trg=synthetic_sequences("trg", opt.batch_size))
-        return [batch], [batch]
-
     package.prepare_dataloaders = synthetic_dataloaders
     return package
 
@@ -120,24 +125,8 @@ def counts(root):
 
 
 def prepare(root, name, mode, batch_size, device, stack):
-    import types
-
-
     reference.stub_torchtext_legacy()
     package = reference.load_model_package(root, name)
-
-    def dataloaders(opt, device):
-        # Stands in for prepare_dataloaders' Multi30k pickle (torchtext
-        # legacy Fields, not installed): the pickle's vocabulary and pad, and
-        # one train and one test batch (the step runs NUM_OF_BATCHES = 1) of
-        # opt.batch_size sentences of 4..21 words, framed and padded as
-        # BucketIterator makes them.
-        opt.max_token_seq_len = 100  # preprocess.py's -max_len default
-        opt.src_pad_idx = opt.trg_pad_idx = PAD
-        opt.src_vocab_size = opt.trg_vocab_size = VOCAB_SIZE
-        batch = types.SimpleNamespace(src=synthetic_sequences("src", opt.batch_size),
-                                      trg=synthetic_sequences("trg", opt.batch_size))
-        return [batch], [batch]
-
-    stack.enter_context(stand_ins.attribute(package, "prepare_dataloaders", dataloaders))
+    stack.enter_context(stand_ins.attribute(package, "prepare_dataloaders",
+                                            synthetic_dataloaders))
     return package.Model(test=mode, device=device, batch_size=batch_size)
