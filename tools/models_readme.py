@@ -87,10 +87,12 @@ each model's outputs are checked against its reference and where a port departs 
   `HuggingFaceModel`, `TimmModel`, `TorchVisionModel` and `Detectron2Model` base classes set; a
   model of a family states only what is its own.
 - **Checks** stay out of the program: test-only facts go in the spec's `.checks = {...}`
-  (`python_reference`, `golden_file`, skip reasons), and the golden and fidelity hooks are the
+  (`python_reference`, `golden_file`), and the golden and fidelity hooks are the
   `GoldenCheck` / `FidelityCheck` interfaces of
   [`torchbench/checks.h`](../lib/include/torchbench/checks.h), which a model implements beside
-  `Model`. The tests that use them: [tests/README.md](../tests/README.md).
+  `Model`. The tests that use them: [tests/README.md](../tests/README.md). What the CI machine
+  cannot run (the CPU tests' skips, each measured) is not the model's: it is the tests'
+  configuration, [tests/models/cpu_ci_limits.cpp](../tests/models/cpu_ci_limits.cpp).
 
 ## Adding a model
 
@@ -122,7 +124,8 @@ fidelity test; the model implements `FidelityCheck::Forward()`), or `golden_file
 reference is TorchBench's own code (the golden test: a `tools/golden/adapters/<model>.py` makes
 the file and the model implements `GoldenCheck::GoldenOutputs()`, see
 [Golden outputs](../tests/README.md#golden-outputs-checking-a-port-against-torchbenchs-own-code)),
-or `no_reference_check` with the reason; and the skip reasons of the CPU tests.
+or `no_reference_check` with the reason. A model the CI machine cannot smoke-test in its time
+gets an entry, with the measurement, in `tests/models/cpu_ci_limits.cpp`.
 
 All of it sits in `namespace torchbench::<file>_model` (an unnamed namespace inside it for what
 is file-local): the models compile as unity batches of eight files (a model file alone costs

@@ -49,12 +49,6 @@ absl::Status Registry::Add(ModelSpec spec, ModelFactory factory,
           ") sets a smallest batch size without min_batch_size_reason"));
     }
   }
-  if (!spec.checks.skip_cpu_fp16_test_modes.empty() &&
-      spec.checks.skip_cpu_fp16_test_reason.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("model '", spec.name, "' (", file, ":", line,
-                     ") skips CPU fp16 tests without a reason"));
-  }
   for (const auto& limit : spec.unsupported_precisions) {
     if (limit.reason.empty() || limit.precision == Precision::kDefault) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -601,13 +601,7 @@ TORCHBENCH_REGISTER_MODEL(
          .eval_batch_size = 16,
          .reference_parameters = 115805991,
          .reference_buffers = 393216,
-         .checks = {.golden_file = "BERT_pytorch.golden",
-                    .skip_cpu_fp16_test_modes = {Mode::kTrain},
-                    .skip_cpu_fp16_test_reason =
-                        "an fp16 Train step took 28 s and amp_fp16 26 s on "
-                        "the 2-core CPU (LibTorch's fp16 GEMM without fp16 "
-                        "matrix units); fp16 Eval, which takes the fp16 mask "
-                        "branch, and bf16 Train run in CI"}}),
+         .checks = {.golden_file = "BERT_pytorch.golden"}}),
     MakeModel<BertPytorch>());
 
 }  // namespace bert_pytorch_model

@@ -465,12 +465,7 @@ TORCHBENCH_REGISTER_MODEL(
          .default_cuda_eval_precision = Precision::kFp16,
          .checks = {.golden_file = "fambench_xlmr.golden",
                     // 560M parameters: keep CPU tests small.
-                    .test_batch_size = 1,
-                    .skip_cpu_fp16_test_modes = {Mode::kTrain},
-                    .skip_cpu_fp16_test_reason =
-                        "one fp16 or amp_fp16 Train step took 68 s on the "
-                        "2-core CPU (LibTorch's fp16 GEMM without fp16 matrix "
-                        "units); fp16 Eval (5 s) and bf16 Train run in CI"}}),
+                    .test_batch_size = 1}}),
     MakeModel<FambenchXlmr>());
 
 }  // namespace fambench_xlmr_model

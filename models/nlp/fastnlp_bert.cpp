@@ -510,13 +510,7 @@ TORCHBENCH_REGISTER_MODEL(
                         "TorchBench's train() runs 5 batches with "
                         "update_every=10 and resets its step counter on every "
                         "call, so the optimizer never steps: gradients "
-                        "accumulate and no parameter changes",
-                    .skip_cpu_fp16_test_modes = {Mode::kTrain},
-                    .skip_cpu_fp16_test_reason =
-                        "one fp16 Train step (five BERT-base batches) took "
-                        "356 s and amp_fp16 531 s on the 2-core CPU "
-                        "(LibTorch's fp16 GEMM without fp16 matrix units); "
-                        "fp16 Eval (15 s) and bf16 Train run in CI"}}),
+                        "accumulate and no parameter changes"}}),
     MakeModel<FastNlpBert>());
 
 }  // namespace fastnlp_bert_model

@@ -97,14 +97,7 @@ TORCHBENCH_REGISTER_MODEL(
          .eval_batch_size = 1,   // DEFAULT_EVAL_BSIZE
          .reference_parameters = 284818234,
          .reference_buffers = 1024,
-         .checks = {.golden_file = "hf_Bert_large.golden",
-                    .skip_cpu_smoke_test =
-                        "285M parameters: its smoke and precision tests took "
-                        "95 s of the CPU tests' budget (precision 60 s, smoke "
-                        "Train 35 s, measured single-threaded); counts are "
-                        "checked at full size, the golden check runs "
-                        "bert-large's widths on 2 layers, and hf_Bert runs "
-                        "the same definition's smoke and precision tests"}}),
+         .checks = {.golden_file = "hf_Bert_large.golden"}}),
     MakeBertLarge);
 
 }  // namespace hf_bert_model

@@ -127,17 +127,7 @@ TORCHBENCH_REGISTER_MODEL(
          .reference_parameters = 774030080,
          .reference_buffers = 0,
          .checks = {.golden_file = "hf_GPT2_large.golden",
-                    .test_batch_size = 1,
-                    .skip_cpu_smoke_test =
-                        "774M parameters: the Train smoke test (weights, "
-                        "gradients, Adam's two moments and the test's "
-                        "before/after snapshots) passed 16.9 GB resident and "
-                        "was killed on a 23 GB 2-core machine after 143 s; "
-                        "the counts test builds all 36 blocks, the golden "
-                        "test runs a Train step (first 2 blocks, full "
-                        "embeddings and LM head, Adam) against transformers, "
-                        "and hf_GPT2's smoke and precision tests run the "
-                        "shared hf_gpt2.h code"}}),
+                    .test_batch_size = 1}}),
     [](const ModelConfig& config) -> std::unique_ptr<Model> {
       return std::make_unique<HfGpt2>(config, kLargeTask, kLargeConfig,
                                       kLargeGoldenLayers);

@@ -128,15 +128,7 @@ TORCHBENCH_REGISTER_MODEL(
          .eval_batch_size = 1,   // DEFAULT_EVAL_BSIZE
          .reference_parameters = 737668096,
          .reference_buffers = 0,
-         .checks = {.golden_file = "hf_T5_large.golden",
-                    .skip_cpu_smoke_test =
-                        "738M parameters: the CPU Train smoke test peaks at "
-                        "17.7 GB (weights, gradients, Adam's two moments and "
-                        "the test's two snapshots) and ran 83 s; counts are "
-                        "checked at full size, the golden check runs "
-                        "t5-large's widths on 2 blocks per stack, and hf_T5 / "
-                        "hf_T5_base run the same definition's smoke and "
-                        "precision tests"}}),
+         .checks = {.golden_file = "hf_T5_large.golden"}}),
     MakeT5({.train_length = 512,
             .eval_length = 512,
             .vocab_size = 32128,

@@ -425,16 +425,7 @@ TORCHBENCH_REGISTER_MODEL(
          .train_cudnn = {.benchmark = true},
          .eval_cudnn = {.benchmark = true},
          .checks = {.golden_file = "demucs.golden",
-                    .test_batch_size = kRemixGroupSize,
-                    .skip_cpu_smoke_test =
-                        "265.7M parameters: even at small_inputs its smoke "
-                        "test took 51 s (Train at batch 4 42 s, Eval 9 s) and "
-                        "its precision test 102 s (passing: bf16 and amp_bf16 "
-                        "Train, bf16, amp_bf16 and fp16 Eval), measured "
-                        "single-threaded on the shared 2-core machine; counts "
-                        "are checked at full size and the golden check runs "
-                        "the same code (augmentations, Train step with Adam, "
-                        "Eval) at channels=8"}}),
+                    .test_batch_size = kRemixGroupSize}}),
     MakeModel<DemucsBenchmark>());
 
 }  // namespace demucs_model

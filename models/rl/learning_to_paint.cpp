@@ -663,13 +663,7 @@ TORCHBENCH_REGISTER_MODEL(
               .train_may_not_update =
                   "train() at 43ca0857 never reaches update_policy "
                   "(episode_steps is 1 on every call, max_step 40): a Train "
-                  "call is actor inference, one env step and a replay push",
-              .skip_cpu_fp16_test_modes = {Mode::kEval},
-              .skip_cpu_fp16_test_reason =
-                  "Eval's returned rewards (~1e7: the reference's black "
-                  "synthetic targets make ini_dis 0, and each reward is "
-                  "divided by ini_dis + 1e-8) exceed fp16's range, so an "
-                  "fp16 Eval returns them in float32 instead"}}),
+                  "call is actor inference, one env step and a replay push"}}),
     MakeModel<LearningToPaint>());
 
 }  // namespace learning_to_paint_model

@@ -382,13 +382,7 @@ TORCHBENCH_REGISTER_MODEL(
          .fixed_batch_size = true,
          .reference_parameters = 44823040,
          .reference_buffers = 5120000,
-         .checks = {.golden_file = "speech_transformer.golden",
-                    .skip_cpu_fp16_test_modes = {Mode::kTrain, Mode::kEval},
-                    .skip_cpu_fp16_test_reason =
-                        "on the 2-core CPU an fp16 Train step took 194 s "
-                        "(amp_fp16 193 s) and an fp16 Eval beam search 51 s "
-                        "(amp_fp16 54 s): LibTorch's fp16 GEMM without fp16 "
-                        "matrix units; bf16 and amp_bf16 run in CI"}}),
+         .checks = {.golden_file = "speech_transformer.golden"}}),
     MakeModel<SpeechTransformer>());
 
 }  // namespace speech_transformer_model

@@ -272,24 +272,18 @@ class Tacotron2 final : public Model, public GoldenCheck {
 // The smoke test runs it: on an idle 2-core machine one step at batch 1
 // takes 8.8 s (Train) and 2.1 s (Eval).
 TORCHBENCH_REGISTER_MODEL(
-    ModelSpec(
-        {.name = "tacotron2",
-         .domain = "speech",
-         .task = "speech synthesis",
-         .reference = "TorchBench tacotron2 (NVIDIA Tacotron 2)",
-         .train_batch_size = 64,  // DEFAULT_TRAIN_BSIZE
-         .eval_batch_size = 64,   // DEFAULT_EVAL_BSIZE
-         .reference_parameters = 28193153,
-         .reference_buffers = 7336,
-         // DEFAULT_EVAL_CUDA_PRECISION = "amp": autocast to fp16 on CUDA.
-         .default_cuda_eval_precision = Precision::kAmpFp16,
-         .checks = {.golden_file = "tacotron2.golden",
-                    .test_batch_size = 1,
-                    .skip_cpu_fp16_test_modes = {Mode::kTrain},
-                    .skip_cpu_fp16_test_reason =
-                        "an fp16 Train step took 33 s and amp_fp16 34 s on "
-                        "the 2-core CPU (LibTorch's fp16 GEMM without fp16 "
-                        "matrix units); fp16 Eval and bf16 Train run in CI"}}),
+    ModelSpec({.name = "tacotron2",
+               .domain = "speech",
+               .task = "speech synthesis",
+               .reference = "TorchBench tacotron2 (NVIDIA Tacotron 2)",
+               .train_batch_size = 64,  // DEFAULT_TRAIN_BSIZE
+               .eval_batch_size = 64,   // DEFAULT_EVAL_BSIZE
+               .reference_parameters = 28193153,
+               .reference_buffers = 7336,
+               // DEFAULT_EVAL_CUDA_PRECISION = "amp": autocast to fp16 on CUDA.
+               .default_cuda_eval_precision = Precision::kAmpFp16,
+               .checks = {.golden_file = "tacotron2.golden",
+                          .test_batch_size = 1}}),
     MakeModel<Tacotron2>());
 
 }  // namespace tacotron2_model

@@ -295,12 +295,7 @@ TORCHBENCH_REGISTER_MODEL(
          // TorchBench's metadata.yaml (tests/golden/cudnn_flags.txt).
          .train_cudnn = {.benchmark = true},
          .eval_cudnn = {.benchmark = true},
-         .checks = {.golden_file = "tts_angular.golden",
-                    .skip_cpu_fp16_test_modes = {Mode::kTrain},
-                    .skip_cpu_fp16_test_reason =
-                        "an fp16 Train step took 39 s on the 2-core CPU "
-                        "(LibTorch's fp16 LSTM without fp16 matrix units); "
-                        "fp16 Eval and bf16 Train run in CI"}}),
+         .checks = {.golden_file = "tts_angular.golden"}}),
     MakeModel<TtsAngular>());
 
 }  // namespace tts_angular_model

@@ -677,13 +677,7 @@ TORCHBENCH_REGISTER_MODEL(
          .reference_buffers = 2 * 18606,
          // TorchBench's metadata.yaml (tests/golden/cudnn_flags.txt).
          .train_cudnn = {.benchmark = true},
-         .checks = {.golden_file = "Background_Matting.golden",
-                    .skip_cpu_fp16_test_modes = {Mode::kTrain},
-                    .skip_cpu_fp16_test_reason =
-                        "an fp16 and an amp_fp16 Train step at 48x48 took "
-                        "267 s together on one core (LibTorch's fp16 "
-                        "convolutions without fp16 matrix units); bf16 and "
-                        "amp_bf16 Train run in CI"}}),
+         .checks = {.golden_file = "Background_Matting.golden"}}),
     MakeModel<BackgroundMatting>());
 
 }  // namespace background_matting_model

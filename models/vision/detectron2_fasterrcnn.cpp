@@ -236,28 +236,6 @@ std::map<std::string, torch::Tensor> FasterRcnn::GoldenOutputs() {
   return out;
 }
 
-// Why the CPU smoke test skips a variant (measured single-threaded on the
-// shared 2-core machine, load about 4), or "".
-const char* SkipCpuSmokeTest(d2::RcnnArch arch) {
-  switch (arch) {
-    case d2::RcnnArch::kC4:
-      return "Res5ROIHeads runs the res5 stage on each of the 512 regions "
-             "sampled per Train step (about 2 TFLOP with backward, whatever "
-             "the image size): the two smoke steps of "
-             "detectron2_fasterrcnn_r_101_c4 took 237 s; the golden test runs "
-             "the same code (training and inference) with 64 and 100 regions";
-    case d2::RcnnArch::kDC5:
-      return "the DC5 box head's fc1 (100352 x 1024) runs on each of the 512 "
-             "regions sampled per Train step and SGD updates its 165-185 M "
-             "parameters: the two smoke steps of "
-             "detectron2_fasterrcnn_r_101_dc5 took 129 s; the golden test "
-             "runs the same code (training and inference) with 64 and 100 "
-             "regions";
-    default:
-      return "";
-  }
-}
-
 ModelSpec MakeSpec(const Variant& v) {
   return WithUnsupportedPrecisions(
       Detectron2Spec(
@@ -266,8 +244,7 @@ ModelSpec MakeSpec(const Variant& v) {
                         v.yaml + ")",
            .reference_parameters = v.parameters,
            .reference_buffers = v.buffers,
-           .checks = {.golden_file = std::string(v.name) + ".golden",
-                      .skip_cpu_smoke_test = SkipCpuSmokeTest(v.arch)}}),
+           .checks = {.golden_file = std::string(v.name) + ".golden"}}),
       {Precision::kFp16, Precision::kBf16},
       "detectron2's batched_nms gives torchvision's nms float32 boxes with "
       "the model's half/bfloat16 scores, which its CPU kernel rejects "

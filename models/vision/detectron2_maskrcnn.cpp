@@ -299,17 +299,6 @@ std::map<std::string, torch::Tensor> MaskRcnn::GoldenOutputs() {
   return out;
 }
 
-// Why the CPU smoke test skips a variant (measured single-threaded on the
-// shared 2-core machine, load about 4), or "".
-const char* SkipCpuSmokeTest(d2::RcnnArch arch) {
-  if (arch != d2::RcnnArch::kC4) return "";
-  return "Res5ROIHeads runs the res5 stage on each of the 512 regions sampled "
-         "per Train step, whatever the image size: the smoke Train step of "
-         "detectron2_maskrcnn_r_101_c4 took 120 s and its precision test 30 s; "
-         "the golden test runs the same code (training with the mask loss and "
-         "inference with pasted masks) with 64 and 100 regions";
-}
-
 ModelSpec MakeSpec(const Variant& v) {
   const std::string reference =
       std::string("detectron2 c470ca3 GeneralizedRCNN (") + v.config + ")";
@@ -338,8 +327,7 @@ ModelSpec MakeSpec(const Variant& v) {
          .reference = reference,
          .reference_parameters = v.parameters,
          .reference_buffers = v.buffers,
-         .checks = {.golden_file = golden_file,
-                    .skip_cpu_smoke_test = SkipCpuSmokeTest(v.arch)}});
+         .checks = {.golden_file = golden_file}});
   }
   return WithUnsupportedPrecisions(
       std::move(spec), {Precision::kFp16, Precision::kBf16},

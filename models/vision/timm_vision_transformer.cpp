@@ -68,15 +68,7 @@ TORCHBENCH_REGISTER_MODEL(
               // A CPU Train step at batch 1 holds ~4 GB each of parameters,
               // gradients and momentum (~13 GB peak with activations); Eval
               // peaks at ~4.4 GB RSS.
-              .test_batch_size = 1,
-              // A Train step holds ~12 GB (weights, gradients, momentum) and
-              // the smoke test's before/after copies ~8 GB more: over a 24 GB
-              // CI machine.
-              .skip_cpu_smoke_test =
-                  "~1B parameters: one CPU Train step at batch 1 takes ~50 s "
-                  "and 13.6 GB; counts are checked, its Eval runs in "
-                  "cli.exact_filters and the shared ViT code is covered by "
-                  "timm_vision_transformer"}}),
+              .test_batch_size = 1}}),
     MakeVit(common::VitOptions()
                 .patch_size(14)
                 .embed_dim(1408)

@@ -80,12 +80,7 @@ TORCHBENCH_REGISTER_MODEL(
          // pinned torchvision vgg16(weights=None), counted in Python
          // (sum(p.numel() ...)); no buffers.
          .reference_parameters = 138357544,
-         .reference_buffers = 0,
-         .checks = {.skip_cpu_fp16_test_modes = {Mode::kTrain},
-                    .skip_cpu_fp16_test_reason =
-                        "an fp16 Train step took 22 s and amp_fp16 21 s on "
-                        "the 2-core CPU (LibTorch's fp16 GEMM without fp16 "
-                        "matrix units); fp16 Eval and bf16 Train run in CI"}}),
+         .reference_buffers = 0}),
     common::MakeTorchVisionClassifier<Vgg>([] { return Vgg(Vgg16Config()); }));
 
 }  // namespace vgg16_model

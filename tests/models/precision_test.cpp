@@ -36,6 +36,7 @@
 #include <string>
 
 #include "amp_internal.h"
+#include "cpu_ci_limits.h"
 #include "model_params.h"
 #include "torchbench/torchbench.h"
 
@@ -44,13 +45,13 @@ namespace {
 
 // Why the CPU precision test does not run `precision` in `mode`, or "".
 std::string SkipReason(const ModelSpec& spec, Mode mode, Precision precision) {
-  if (!spec.checks.skip_cpu_smoke_test.empty())
-    return spec.checks.skip_cpu_smoke_test;
+  const testing::CpuCiLimits& limits = testing::CpuCiLimitsOf(spec.name);
+  if (!limits.skip_smoke_test.empty()) return limits.skip_smoke_test;
   const bool fp16 =
       precision == Precision::kFp16 || precision == Precision::kAmpFp16;
-  const auto& slow = spec.checks.skip_cpu_fp16_test_modes;
+  const auto& slow = limits.skip_fp16_modes;
   if (fp16 && std::find(slow.begin(), slow.end(), mode) != slow.end()) {
-    return spec.checks.skip_cpu_fp16_test_reason;
+    return limits.skip_fp16_reason;
   }
   if (const std::string* why =
           spec.UnsupportedReason(precision, mode, torch::kCPU)) {

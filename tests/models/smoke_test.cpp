@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 
+#include "cpu_ci_limits.h"
 #include "model_params.h"
 #include "torchbench/torchbench.h"
 
@@ -34,8 +35,9 @@ class SmokeTest : public ::testing::TestWithParam<testing::ModelMode> {};
 TEST_P(SmokeTest, StepsAreFiniteAndTouchOnlyWhatTheyShould) {
   const auto& [name, mode] = GetParam();
   const ModelSpec& spec = Registry::Global().Find(name)->spec;
-  if (!spec.checks.skip_cpu_smoke_test.empty()) {
-    GTEST_SKIP() << spec.checks.skip_cpu_smoke_test;
+  if (const std::string& why = testing::CpuCiLimitsOf(name).skip_smoke_test;
+      !why.empty()) {
+    GTEST_SKIP() << why;
   }
   ModelConfig config;
   config.mode = mode;

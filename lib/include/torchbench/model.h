@@ -176,16 +176,8 @@ struct ModelChecks {
   // trains (maml's eval() is a full meta-training step).
   std::string eval_changes_state;
 
-  // Empty when the CPU smoke test runs this model; otherwise why it cannot
-  // on a 2-core, 24 GB CI machine (what covers it instead).
-  std::string skip_cpu_smoke_test;
-
-  // Modes whose fp16 and amp_fp16 steps the CPU precision test leaves out,
-  // and why (measured): CPUs without native fp16 matrix units run LibTorch's
-  // slow fp16 GEMM, minutes per step for the largest models. The program
-  // still runs them; bf16 and amp_bf16 are tested for every model.
-  std::vector<Mode> skip_cpu_fp16_test_modes;
-  std::string skip_cpu_fp16_test_reason;
+  // What a CI machine cannot run (the CPU tests' skips) is not the model's:
+  // it lives with the tests (tests/models/cpu_ci_limits.h).
 };
 
 // torch.backends.cudnn flags a reference's step runs under on CUDA, as its
