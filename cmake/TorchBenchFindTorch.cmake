@@ -45,18 +45,8 @@ if(TARGET caffe2::mkl AND NOT MKL_FOUND)
   set_property(TARGET caffe2::mkl PROPERTY INTERFACE_LINK_DIRECTORIES "")
 endif()
 
-# The releases this project is tested on (tools/tb abtest builds and runs
-# each; README "Two LibTorch releases"): 2.13.0, 2.14.1 (the pin), 2.15.0.
-# Their APIs as used here are the same, so there is no version switch in
-# the code; one that a future release needs belongs in lib/src/, once.
-if(Torch_VERSION VERSION_LESS 2.13)
-  message(FATAL_ERROR "TorchBench is tested with LibTorch 2.13 to 2.15, found "
-                      "${Torch_VERSION}: pip install torch==2.14.1 (tools/tb setup)")
-elseif(Torch_VERSION VERSION_GREATER_EQUAL 2.16)
-  message(WARNING "TorchBench is tested with LibTorch 2.13 to 2.15, found "
-                  "${Torch_VERSION}: untested (tools/tb abtest --torch 2.14.1 "
-                  "--torch ${Torch_VERSION} --build-only tries it)")
-endif()
+include(TorchBenchTorchVersion)
+torchbench_check_torch_version("${Torch_VERSION}")
 message(STATUS "TorchBench: LibTorch ${Torch_VERSION} (${TORCH_INSTALL_PREFIX})")
 
 # The CUDA-only helpers (device name, CUDA runtime version) compile when the
