@@ -229,7 +229,7 @@ class FakeBuilds(unittest.TestCase):
              "abtest: torch 0.0.1: pip cannot install it: no such release on the package index"),
             (["--torch", old, "--torch", f"program:{self.a}"],
              "abtest: LibTorch 2.10.0 (" + old + "): the build failed: CMake Error at "
-             "cmake/TorchBenchFindTorch.cmake"),
+             "cmake/TorchBenchTorchVersion.cmake"),
             (["--torch", "latest!", "--torch", f"program:{self.a}"],
              "abtest: --torch latest!: neither a release"),
             (["--torch", "program:/no/such/program", "--torch", f"program:{self.a}"],
