@@ -25,7 +25,8 @@ awk -v begin="$begin" -v end="$end" -v table="$work/table.md" '
   $0 == end { skip = 0 }
   !skip { print }' "$readme" > "$work/README.md"
 if [ "$mode" = --write ]; then
-  cp "$work/README.md" "$readme"
+  # Beside the README and renamed over it: a kill mid-copy leaves it whole.
+  cp "$work/README.md" "$readme.tmp.$$" && mv "$readme.tmp.$$" "$readme"
   echo "wrote the flag table of $readme"
   exit 0
 fi
