@@ -12,7 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "instance_internal.h"
 #include "program/filters.h"
+#include "program/flop_counter.h"
 #include "program/isolation.h"
+#include "program/machine_peak.h"
 #include "program/op_counter.h"
 #include "program/op_coverage.h"
 #include "program/profile.h"
@@ -70,6 +72,10 @@ std::string Label(const Instance& instance) {
 struct Prepared {
   std::string error;
   Counters counters;
+  // --torchbench_flops: the step's FLOPs, and the seconds they would take
+  // at the machine's measured peaks.
+  double flops = 0;
+  double seconds_at_peak = 0;
 };
 
 // One untimed step under OpCoverage; appends the instance's line to `path`.
@@ -107,6 +113,29 @@ Counters OpCountPass(Instance& instance) {
           {"optimizer_ops", static_cast<double>(ops.optimizer_ops())}};
 }
 
+// One untimed step under a FlopCounter, which is gone before Measure: a
+// timed step never runs with its callback installed.
+Counters FlopPass(Instance& instance, const MachinePeaks& peaks,
+                  Prepared* prepared) {
+  FlopCount count;
+  {
+    FlopCounter flops;
+    instance.Step();
+    SynchronizeDevice(instance.config().device);
+    count = flops.count();
+  }
+  if (!count.error.empty()) throw std::runtime_error(count.error);
+  prepared->flops = static_cast<double>(count.total());
+  prepared->seconds_at_peak = SecondsAtPeak(count, peaks);
+  Counters counters = {{"flops_per_step", prepared->flops},
+                       {"flops_forward", static_cast<double>(count.forward)}};
+  if (instance.config().mode == Mode::kTrain) {
+    counters["flops_backward"] = static_cast<double>(count.backward);
+    counters["flops_optimizer"] = static_cast<double>(count.optimizer);
+  }
+  return counters;
+}
+
 // Builds and warms up the instance, then runs its untimed passes, so that
 // the step each pass records is the same whatever the timing does after.
 Prepared Prepare(const PlannedInstance& p, RunState* state) {
@@ -126,6 +155,10 @@ Prepared Prepare(const PlannedInstance& p, RunState* state) {
       phase = "counting ops failed: ";
       prepared.counters.merge(OpCountPass(instance));
     }
+    if (options.count_flops) {
+      phase = "counting FLOPs failed: ";
+      prepared.counters.merge(FlopPass(instance, options.peaks, &prepared));
+    }
   } catch (const std::exception& e) {
     prepared.error = absl::StrCat(phase, Describe(e));
     prepared.counters.clear();
@@ -144,7 +177,7 @@ void Fail(benchmark::State& st, RunState* state, const std::string& message) {
 }
 
 void SetCounters(benchmark::State& st, const Instance& instance,
-                 const Counters& prepared, double device_seconds,
+                 const Prepared& prepared, double device_seconds,
                  double wall_seconds, int64_t peak, int64_t rss) {
   const auto iterations = static_cast<double>(st.iterations());
   const double samples =
@@ -166,8 +199,15 @@ void SetCounters(benchmark::State& st, const Instance& instance,
       benchmark::Counter(static_cast<double>(instance.counts().parameters));
   st.counters["batch_size"] =
       benchmark::Counter(static_cast<double>(instance.config().batch_size));
-  for (const auto& [key, value] : prepared) {
+  for (const auto& [key, value] : prepared.counters) {
     st.counters[key] = benchmark::Counter(value);
+  }
+  const double step_seconds = device_seconds / iterations;
+  if (prepared.flops > 0 && step_seconds > 0) {
+    st.counters["flop_rate"] =
+        benchmark::Counter(prepared.flops / step_seconds);
+    st.counters["peak_share"] =
+        benchmark::Counter(prepared.seconds_at_peak / step_seconds);
   }
 }
 
@@ -223,7 +263,7 @@ void MeasureSteps(benchmark::State& st, const PlannedInstance& p,
   last = torch::Tensor();
   if (st.iterations() == 0) return;
   // The timed loop's peaks, read before a profiling pass can raise them.
-  SetCounters(st, *instance, prepared.counters, device_seconds, wall_seconds,
+  SetCounters(st, *instance, prepared, device_seconds, wall_seconds,
               PeakMemoryBytes(device), PeakHostRssBytes());
   st.SetLabel(Label(*instance));
 }

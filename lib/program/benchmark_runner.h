@@ -4,7 +4,8 @@
 // own BenchmarkRunner reads: DoNIterations, DoOneRepetition):
 //
 //   Prepare   build the instance and warm it up (untimed), then its
-//             operator coverage and op count passes, each one untimed step
+//             operator coverage, op count and FLOP passes, each one untimed
+//             step
 //   Measure   Google Benchmark's loop: one step per iteration, timed by the
 //             harness's StepTimer, its repetitions and aggregates
 //   Profile   after the last repetition, the Kineto pass (profile.h): never

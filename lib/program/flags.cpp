@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "program/machine_peak.h"
 #include "program/slow_op.h"
 
 namespace torchbench {
@@ -206,6 +207,17 @@ absl::Status ParseShardFlag(const Value& v, HarnessFlags* f) {
   return absl::OkStatus();
 }
 
+absl::Status ParsePeaksFlag(const Value& v, HarnessFlags* f) {
+  auto text = Need("peaks", v);
+  if (!text.ok()) return text.status();
+  if (const auto parsed = ParsePeaks(*text); !parsed.ok()) {
+    return Invalid("peaks", v, parsed.status().message());
+  }
+  f->peaks = *text;
+  f->count_flops = true;
+  return absl::OkStatus();
+}
+
 absl::Status ParseHelp(const Value& v, HarnessFlags* f) {
   const std::string format = v.value_or("text");
   if (format != "text" && format != "markdown") {
@@ -242,6 +254,21 @@ constexpr FlagSpec kFlags[] = {
      "One extra untimed step per instance counts the ATen operators it "
      "issues (counters aten_ops, optimizer_ops).",
      TB_SWITCH("count_ops", count_ops)},
+    {"flops", "", "off",
+     "One extra untimed step per instance counts its FLOPs (matrix products, "
+     "convolutions, attention, forward and backward, with "
+     "torch.utils.flop_counter's formulas; counters flops_per_step, "
+     "flops_forward, flops_backward, flops_optimizer), and the run measures "
+     "the machine's GEMM peak per dtype and its copy bandwidth at start-up "
+     "(in the context): each instance adds flop_rate (achieved FLOP/s) and "
+     "peak_share (the step at the measured peak over the step measured). "
+     "Never counted inside a timed step.",
+     TB_SWITCH("flops", count_flops)},
+    {"peaks", "float32=F,bfloat16=F,copy=B,threads=N", "measured",
+     "The machine's peaks --torchbench_flops divides by, instead of "
+     "measuring them (the context's machine_peaks of an earlier run gives "
+     "two runs one yardstick); implies --torchbench_flops.",
+     ParsePeaksFlag},
     {"profile", "", "off",
      "After each instance's measured repetitions, one discarded and K more "
      "steps under the Kineto profiler add per-step counters "

@@ -32,6 +32,8 @@ struct HarnessFlags {
   Precision precision = Precision::kFp32;
   OptimizerPath optimizer = OptimizerPath::kDefault;
   bool count_ops = false;
+  bool count_flops = false;
+  std::string peaks;  // Empty: measured.
   bool profile = false;
   int profile_steps = 5;
   std::string trace_dir;

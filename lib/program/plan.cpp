@@ -19,6 +19,7 @@ RunOptions RunOptionsFrom(const HarnessFlags& flags, c10::Device device,
           .precision = flags.precision,
           .optimizer = flags.optimizer,
           .count_ops = flags.count_ops,
+          .count_flops = flags.count_flops,
           .profile_steps = flags.profile ? flags.profile_steps : 0,
           .trace_dir = flags.trace_dir,
           .profile_shapes = flags.profile_shapes,
@@ -119,6 +120,26 @@ std::vector<PlannedInstance> PlanInstances(
     }
   }
   return planned;
+}
+
+std::set<c10::ScalarType> GemmDtypes(
+    const std::vector<PlannedInstance>& planned) {
+  std::set<c10::ScalarType> dtypes = {c10::ScalarType::Float};
+  for (const PlannedInstance& p : planned) {
+    switch (p.config.precision) {
+      case Precision::kBf16:
+      case Precision::kAmpBf16:
+        dtypes.insert(c10::ScalarType::BFloat16);
+        break;
+      case Precision::kFp16:
+      case Precision::kAmpFp16:
+        dtypes.insert(c10::ScalarType::Half);
+        break;
+      default:
+        break;
+    }
+  }
+  return dtypes;
 }
 
 std::vector<std::string> InstanceNames(

@@ -9,12 +9,14 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "program/flags.h"
 #include "program/journal.h"
+#include "program/machine_peak.h"
 #include "program/shard.h"
 #include "torchbench/registry.h"
 
@@ -28,6 +30,9 @@ struct RunOptions {
   Precision precision = Precision::kFp32;
   OptimizerPath optimizer = OptimizerPath::kDefault;
   bool count_ops = false;
+  // --torchbench_flops: the FLOP pass, divided by these (Plan sets them).
+  bool count_flops = false;
+  MachinePeaks peaks;
   // > 0: a profiling pass of this many steps after the measured repetitions.
   int profile_steps = 0;
   std::string trace_dir;
@@ -75,6 +80,12 @@ struct PlannedInstance {
 std::vector<PlannedInstance> PlanInstances(
     const Registry& registry, const RunOptions& options,
     std::vector<RegistrationNote>* notes);
+
+// The dtypes the planned instances' matrix products run in (float32 always;
+// bfloat16 and float16 for the precisions that use them): the GEMM peaks a
+// FLOP run measures.
+std::set<c10::ScalarType> GemmDtypes(
+    const std::vector<PlannedInstance>& planned);
 
 // The planned instances' names.
 std::vector<std::string> InstanceNames(

@@ -34,6 +34,7 @@
 #include "program/isolation.h"
 #include "program/journal.h"
 #include "program/list_models.h"
+#include "program/machine_peak.h"
 #include "program/op_coverage.h"
 #include "program/plan.h"
 #include "program/reporter.h"
@@ -192,7 +193,8 @@ void PrintNotes(const ProgramArgs& args,
 
 // Drops what --torchbench_resume's journal holds from the plan, to be
 // reported from the journal instead.
-absl::Status ApplyResume(const std::string& path, RunPlan* plan) {
+absl::Status ApplyResume(const std::string& path, RunPlan* plan,
+                         std::optional<MachinePeaks>* journal_peaks) {
   auto journal = ReadJournal(path);
   if (absl::IsNotFound(journal.status())) {
     std::cerr << "torchbench: note: --torchbench_resume=" << path
@@ -211,12 +213,31 @@ absl::Status ApplyResume(const std::string& path, RunPlan* plan) {
                      "); resume with the same build and flags, or start a new "
                      "journal"));
   }
+  *journal_peaks = PeaksFromContext(journal->context);
   ResumeSplit split = SplitResumed(plan->todo, std::move(journal->records));
   std::cerr << "torchbench: resuming " << path << ": " << split.replay.size()
             << " instance(s) done, " << split.todo.size() << " to run\n";
   plan->replay = std::move(split.replay);
   plan->todo = std::move(split.todo);
   return absl::OkStatus();
+}
+
+// The yardstick of --torchbench_flops: the flag's, a resumed journal's (so
+// one result divides by one set of peaks), or measured now, before any
+// instance (a child always has its parent's, by the flag).
+void SetPeaks(const ProgramArgs& args,
+              const std::optional<MachinePeaks>& journal_peaks, RunPlan* plan) {
+  MachinePeaks& peaks = plan->options.peaks;
+  if (!args.flags.peaks.empty()) {
+    peaks = *ParsePeaks(args.flags.peaks);  // Checked by ParseHarnessFlags.
+  } else if (journal_peaks) {
+    peaks = *journal_peaks;
+  } else {
+    std::cerr << "torchbench: measuring this machine's GEMM and copy peaks "
+                 "(--torchbench_flops)\n";
+    peaks = MeasurePeaks(args.device, GemmDtypes(plan->todo));
+  }
+  AddPeaksContext(peaks, &plan->context);
 }
 
 absl::StatusOr<RunPlan> Plan(const ProgramArgs& args,
@@ -239,10 +260,15 @@ absl::StatusOr<RunPlan> Plan(const ProgramArgs& args,
     plan.todo = *std::move(selected);
   }
   PrintNotes(args, notes, plan.todo);
+  std::optional<MachinePeaks> journal_peaks;
   if (!args.flags.resume.empty() && !args.list_tests) {
-    if (absl::Status s = ApplyResume(args.flags.resume, &plan); !s.ok()) {
+    if (absl::Status s = ApplyResume(args.flags.resume, &plan, &journal_peaks);
+        !s.ok()) {
       return s;
     }
+  }
+  if (plan.options.count_flops && !args.list_tests) {
+    SetPeaks(args, journal_peaks, &plan);
   }
   return plan;
 }
@@ -358,6 +384,10 @@ LoopOptions MakeLoopOptions(const ProgramArgs& args, const RunPlan& plan) {
   loop.child.executable = "/proc/self/exe";
   loop.child.timeout_seconds = args.flags.instance_timeout;
   loop.program_args = args.program_args;
+  if (plan.options.count_flops && loop.isolate) {
+    loop.program_args.push_back(
+        absl::StrCat("--torchbench_peaks=", PeaksText(plan.options.peaks)));
+  }
   for (const auto& p : plan.todo) {
     loop.name_width = std::max(loop.name_width, p.name.size());
   }

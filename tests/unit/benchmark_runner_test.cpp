@@ -15,7 +15,9 @@
 
 #include "memory_internal.h"
 #include "program/filters.h"
+#include "program/flop_counter.h"
 #include "program/list_models.h"
+#include "program/machine_peak.h"
 #include "program/plan.h"
 #include "program/run_loop.h"
 #include "torchbench/memory.h"
@@ -92,6 +94,26 @@ class LogsProfiledSteps final : public Model {
 
  private:
   torch::nn::Module module_;
+};
+
+// Logs, for every step, whether a FlopCounter was installed; one 8x8 mm.
+std::vector<bool>& FlopCountedSteps() {
+  static std::vector<bool> steps;
+  return steps;
+}
+
+class LogsFlopCountedSteps final : public Model {
+ public:
+  explicit LogsFlopCountedSteps(const ModelConfig&) {}
+  torch::Tensor Step() override {
+    FlopCountedSteps().push_back(FlopCounter::Active());
+    return torch::mm(a_, a_);
+  }
+  torch::nn::Module& module() override { return module_; }
+
+ private:
+  torch::nn::Module module_;
+  torch::Tensor a_ = torch::ones({8, 8});
 };
 
 ModelSpec Spec(const std::string& name, bool fixed = false) {
@@ -394,6 +416,47 @@ TEST_F(BenchmarkRunnerTest, ProfilesAfterTheLastRepetition) {
   // The last run reported (an aggregate) carries the counters too.
   const auto& last = runs.at("log/Eval/batch_size:8");
   EXPECT_EQ(last.counters.count("profile_steps"), 1u);
+}
+
+// The FLOP pass is one untimed step in Prepare: no timed step of any
+// repetition runs with the counter's callback installed.
+TEST_F(BenchmarkRunnerTest, FlopsAreNeverCountedInATimedStep) {
+  Registry registry;
+  ASSERT_TRUE(
+      registry.Add(Spec("mm"), MakeModel<LogsFlopCountedSteps>(), "f", 1).ok());
+  RunOptions options;
+  options.warmup_steps = 1;
+  options.count_flops = true;
+  options.peaks = *ParsePeaks("float32=1e9,copy=1e9,threads=1");
+  options.filter = "^mm/Eval/";
+  static char arg0[] = "test";
+  static char three[] = "--benchmark_repetitions=3";
+  static char one[] = "--benchmark_repetitions=1";
+  char* with_repetitions[] = {arg0, three, nullptr};
+  int argc = 2;
+  benchmark::Initialize(&argc, with_repetitions);
+  FlopCountedSteps().clear();
+  RunPlanned(registry, options);
+  char* without[] = {arg0, one, nullptr};
+  argc = 2;
+  benchmark::Initialize(&argc, without);
+
+  // Warm-up, the counted step, then only uncounted (timed) ones.
+  const std::vector<bool>& steps = FlopCountedSteps();
+  ASSERT_GE(steps.size(), 2u + 3u);
+  EXPECT_FALSE(steps[0]);
+  EXPECT_TRUE(steps[1]);
+  EXPECT_EQ(std::count(steps.begin(), steps.end(), true), 1);
+
+  const auto runs = RunPlanned(registry, options);
+  const auto& run = runs.at("mm/Eval/batch_size:8");
+  EXPECT_EQ(run.counters.at("flops_per_step").value, 2 * 8 * 8 * 8);
+  EXPECT_EQ(run.counters.at("flops_forward").value, 2 * 8 * 8 * 8);
+  EXPECT_EQ(run.counters.count("flops_backward"), 0u);  // Eval
+  const double rate = run.counters.at("flop_rate").value;
+  ASSERT_GT(rate, 0);
+  // Both divide by the step time: share / rate is 1 / the 1e9 FLOP/s peak.
+  EXPECT_NEAR(run.counters.at("peak_share").value / rate * 1e9, 1.0, 1e-9);
 }
 
 TEST_F(BenchmarkRunnerTest,
