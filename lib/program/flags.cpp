@@ -272,8 +272,10 @@ constexpr FlagSpec kFlags[] = {
     {"profile", "", "off",
      "After each instance's measured repetitions, one discarded and K more "
      "steps under the Kineto profiler add per-step counters "
-     "(aten_ops_per_step, would_sync_per_step; on a GPU busy, active, memcpy "
-     "and idle shares, kernels_per_step, syncs_per_step, memcpy_per_step).",
+     "(aten_ops_per_step, would_sync_per_step, matmul_conv_share: the "
+     "step's share in matrix products, convolutions and attention; on a GPU "
+     "busy, active, memcpy and idle shares, kernels_per_step, syncs_per_step, "
+     "memcpy_per_step).",
      TB_SWITCH("profile", profile)},
     {"profile_steps", "K", "5",
      "Steps in the profiling pass; implies --torchbench_profile.",

@@ -167,6 +167,20 @@ std::map<std::string, double> CountersFromSummary(const TraceSummary& s,
   c["profile_steps"] = steps;
   c["aten_ops_per_step"] = static_cast<double>(s.aten_ops) / steps;
   c["would_sync_per_step"] = static_cast<double>(s.would_sync) / steps;
+  // The share of a step in matrix products, convolutions and attention: of
+  // the GPU window the device time they launched, on a CPU their host time.
+  if (device_is_gpu) {
+    double product_ns = 0;
+    for (const OpStat& op : s.ops_by_device) {
+      if (IsProductOp(op.name)) product_ns += static_cast<double>(op.self_ns);
+    }
+    if (s.window_ns > 0) {
+      c["matmul_conv_share"] = product_ns / static_cast<double>(s.window_ns);
+    }
+  } else if (s.step_host_ns > 0) {
+    c["matmul_conv_share"] = static_cast<double>(s.product_host_ns) /
+                             static_cast<double>(s.step_host_ns);
+  }
   // Without a GPU there is no window to be idle in, and without device
   // events (CUPTI unavailable) nothing was seen: absent, not zero, so a run
   // never reads as a 0 % busy GPU.

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "program/flop_counter.h"
+
 namespace torchbench {
 namespace {
 
@@ -31,8 +33,9 @@ enum class Phase { kForward, kBackward, kOptimizer };
 // What a host event inherits from the events enclosing it on its thread.
 struct HostInfo {
   int step = -1;
-  bool in_aten = false;  // some enclosing event is an ATen op
-  bool in_sync = false;  // some enclosing event is a would-sync op
+  bool in_aten = false;     // some enclosing event is an ATen op
+  bool in_sync = false;     // some enclosing event is a would-sync op
+  bool in_product = false;  // some enclosing event is a product op
   Phase phase = Phase::kForward;
   int64_t children_ns = 0;  // inclusive time of direct children
 };
@@ -109,6 +112,36 @@ int64_t UnionLength(std::vector<std::pair<int64_t, int64_t>> intervals) {
   return total;
 }
 
+bool IsProductOp(const std::string& name) {
+  // The FLOP counter's operators, and the products it has no formula for
+  // (a composite such as aten::linear or aten::matmul is not one: its time
+  // holds copies and views besides the product it calls).
+  static const char* const kMore[] = {"aten::addmv",
+                                      "aten::mv",
+                                      "aten::dot",
+                                      "aten::addbmm",
+                                      "aten::_addmm_activation",
+                                      "aten::mkldnn_convolution",
+                                      "aten::cudnn_convolution",
+                                      "aten::cudnn_convolution_transpose",
+                                      "aten::_slow_conv2d_forward",
+                                      "aten::_slow_conv2d_backward",
+                                      "aten::slow_conv_transpose2d",
+                                      "aten::_conv_depthwise2d",
+                                      "aten::slow_conv_dilated2d",
+                                      "aten::_flash_attention_forward",
+                                      "aten::_flash_attention_backward",
+                                      "aten::_efficient_attention_forward",
+                                      "aten::_efficient_attention_backward",
+                                      "aten::mkldnn_rnn_layer",
+                                      "aten::mkldnn_rnn_layer_backward"};
+  if (HasFlopFormula(name.c_str())) return true;
+  for (const char* more : kMore) {
+    if (name == more) return true;
+  }
+  return false;
+}
+
 bool IsWouldSyncOp(const std::string& name) {
   // Each copies a value or a data-dependent size to the host: item() and
   // bool() reach _local_scalar_dense; boolean indexing reaches nonzero.
@@ -172,6 +205,8 @@ HostInfo Inherit(const TraceEvent& parent, HostInfo& p, int64_t child_ns) {
   h.in_aten = p.in_aten || parent.kind == TraceEventKind::kAtenOp;
   h.in_sync = p.in_sync || (parent.kind == TraceEventKind::kAtenOp &&
                             IsWouldSyncOp(parent.name));
+  h.in_product = p.in_product || (parent.kind == TraceEventKind::kAtenOp &&
+                                  IsProductOp(parent.name));
   h.phase = p.phase;
   if (parent.kind == TraceEventKind::kBackwardFunction &&
       h.phase == Phase::kForward) {
@@ -242,6 +277,7 @@ std::unordered_map<uint64_t, size_t> CountHostOps(
     row.self_ns += std::max<int64_t>(0, dur - h.children_ns);
     row.total_ns += dur;
     if (!h.in_sync && IsWouldSyncOp(e.name)) ++s->would_sync;
+    if (!h.in_product && IsProductOp(e.name)) s->product_host_ns += dur;
     if (!h.in_aten) {
       ++s->aten_ops;
       PhaseStat& phase = PhaseOf(*s, h.phase);
@@ -405,6 +441,9 @@ TraceSummary AnalyzeTrace(const std::vector<TraceEvent>& events,
           : std::min<int>(max_steps, static_cast<int>(steps.spans.size()));
   s.steps = n_steps;
   if (n_steps == 0) return s;
+  for (int i = 0; i < n_steps; ++i) {
+    s.step_host_ns += steps.spans[i].second - steps.spans[i].first;
+  }
   HostNesting nesting = NestHostEvents(events, steps);
   const auto op_by_correlation = CountHostOps(events, nesting, n_steps, &s);
   const DeviceSteps device = AssignDeviceEvents(events, steps, n_steps, &s);

@@ -24,6 +24,10 @@
 //   host wait for a GPU (kWouldSyncOps), counted once per nesting chain.
 // - Phases: optimizer = inside an "Optimizer.step#" scope; backward = inside
 //   an autograd engine function; forward = the rest.
+// - product time: the inclusive host time of matrix-product, convolution and
+//   attention ops (IsProductOp) not nested in another; over the steps' host
+//   time, the share of a step they take (on a CPU, where host time is the
+//   kernels' time).
 #ifndef TORCHBENCH_PROGRAM_TRACE_ANALYSIS_H_
 #define TORCHBENCH_PROGRAM_TRACE_ANALYSIS_H_
 
@@ -79,6 +83,8 @@ struct TraceSummary {
   int steps = 0;
   int64_t aten_ops = 0;
   int64_t would_sync = 0;
+  int64_t step_host_ns = 0;     // the steps' host intervals
+  int64_t product_host_ns = 0;  // product ops' time, not nested in one
   PhaseStat forward, backward, optimizer;
   std::vector<OpStat> ops_by_host;    // every ATen op name, by self host time
   std::vector<OpStat> ops_by_device;  // host op name -> device time launched
@@ -100,6 +106,10 @@ struct TraceSummary {
 
 // Length of the union of [start, end) intervals.
 int64_t UnionLength(std::vector<std::pair<int64_t, int64_t>> intervals);
+
+// Whether an ATen op is a matrix product, a convolution or attention (the
+// FLOP counter's operators and a few it has no formula for).
+bool IsProductOp(const std::string& name);
 
 // Whether an ATen op makes the host wait for the device on a GPU.
 bool IsWouldSyncOp(const std::string& name);

@@ -95,6 +95,8 @@ TEST(ProfileTest, GpuCountersAndTablesFromASummary) {
   EXPECT_DOUBLE_EQ(c.at("memcpy_per_step"), 1);
   EXPECT_DOUBLE_EQ(c.at("syncs_per_step"), 0.5);
   EXPECT_DOUBLE_EQ(c.at("kernel_median_us"), 2.5);
+  // aten::mm launched 100 of the 200 ns window.
+  EXPECT_DOUBLE_EQ(c.at("matmul_conv_share"), 0.5);
   // The same summary on a CPU run: no GPU counters at all.
   EXPECT_EQ(CountersFromSummary(s, false).count("gpu_busy_pct"), 0u);
   // A GPU run whose profiler saw no device event (no CUPTI): the GPU
@@ -154,6 +156,9 @@ TEST(ProfileTest, CpuCountersTraceAndTables) {
   // The profiler sees the operators OpCounter counts.
   EXPECT_EQ(p.counters.at("aten_ops_per_step"), static_cast<double>(counted));
   EXPECT_EQ(p.counters.at("would_sync_per_step"), 1);  // item()
+  // The linear layer's addmm and its backward's mms: some of each step.
+  EXPECT_GT(p.counters.at("matmul_conv_share"), 0);
+  EXPECT_LT(p.counters.at("matmul_conv_share"), 1);
   EXPECT_GT(p.summary.forward.ops, 0);
   EXPECT_GT(p.summary.backward.ops, 0);
   // mul, sub_, zero_ per parameter, per step.

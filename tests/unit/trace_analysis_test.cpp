@@ -109,6 +109,30 @@ TEST(TraceAnalysisTest, SplitsPhasesByScopesAndBackwardFunctions) {
   EXPECT_EQ(s.optimizer.host_ns, 80);
 }
 
+// The time in products: the outermost product op of each chain (addmm in
+// linear; convolution over _convolution over mkldnn_convolution), over the
+// steps' host time.
+TEST(TraceAnalysisTest, ProductTimeCountsEachChainOnce) {
+  std::vector<TraceEvent> ev = {
+      Host(K::kUserScope, "ProfilerStep#0", 0, 100),
+      Host(K::kAtenOp, "aten::linear", 10, 40),  // a composite: not one
+      Host(K::kAtenOp, "aten::addmm", 12, 38),
+      Host(K::kAtenOp, "aten::relu", 40, 50),
+      Host(K::kAtenOp, "aten::convolution", 50, 90),
+      Host(K::kAtenOp, "aten::_convolution", 51, 89),
+      Host(K::kAtenOp, "aten::mkldnn_convolution", 52, 88),
+      Host(K::kUserScope, "ProfilerStep#1", 100, 200),
+      Host(K::kAtenOp, "aten::_cummax_helper", 110, 120),  // "mm", not one
+      Host(K::kAtenOp, "aten::bmm", 130, 140),
+  };
+  const TraceSummary s = AnalyzeTrace(ev);
+  EXPECT_EQ(s.step_host_ns, 200);
+  EXPECT_EQ(s.product_host_ns, 26 + 40 + 10);
+  EXPECT_TRUE(IsProductOp("aten::convolution_backward"));
+  EXPECT_TRUE(IsProductOp("aten::_scaled_dot_product_flash_attention_for_cpu"));
+  EXPECT_FALSE(IsProductOp("aten::matmul"));
+}
+
 // One stream: window 0..130 holds kernels [0,20) [50,60) [60,70) [110,130)
 // and a memcpy [20,30). Gaps: 30..50 (launch at 40 > 30: host wait),
 // 70..110 (launched early, 40 ns: other), none between [50,60) and [60,70).
