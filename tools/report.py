@@ -24,10 +24,11 @@ Inputs, told apart by their content:
 
 The page: a summary (device, commit, LibTorch, date, instances, errors,
 flags), then 1. a table per domain, 2. train against eval per model with
-heuristic flags, 3. the batch searches, 4. run B against run A (two files),
-5. operator coverage (--coverage), 6. C++ against Python (a versus-python
-file), and a legend. Plots are inline SVG drawn
-by matplotlib.
+heuristic flags, 3. achieved FLOP/s against the machine's GEMM peaks (a run
+with --torchbench_flops), 4. the batch searches, 5. run B against run A (two
+files), 6. operator coverage (--coverage), 7. C++ against Python (a
+versus-python file), and a legend; sections without their input are left out.
+Plots are inline SVG drawn by matplotlib.
 
 Exit status: 0 written, 2 bad input or usage (unreadable or corrupt JSON, a
 file that is neither kind, more than two results files, a --coverage input
@@ -36,7 +37,9 @@ tools/tb coverage refuses).
 
 import argparse
 import json
+import math
 import os
+import re
 import sys
 
 import coverage
@@ -152,6 +155,17 @@ class Instance:
             v = self.batch / (self.time_ms / 1e3)
         return v
 
+    def flop_rate(self):
+        """Achieved FLOP/s (--torchbench_flops): the program's flop_rate, else
+        flops_per_step over the step time; None without flops_per_step."""
+        flops = self.get("flops_per_step")
+        if flops is None:
+            return None
+        v = self.get("flop_rate")
+        if v is None and self.time_ms:
+            v = flops / (self.time_ms / 1e3)
+        return v
+
     def sort_key(self):
         return (self.model.lower(), MODE_ORDER.get(self.mode, 2), self.batch or 0, self.name)
 
@@ -170,6 +184,13 @@ class Run:
         self.instances = [Instance(name, rows) for name, rows in groups.items()]
         self.by_name = {i.name: i for i in self.instances}
         self.domains = parse_domains(self.context.get("torchbench_model_domains"))
+        self.peaks = machine_peaks(self.context)
+
+    @property
+    def with_flops(self):
+        """The instances that ran and counted their FLOPs (--torchbench_flops)."""
+        return [i for i in self.instances if i.ok and i.get("flops_per_step") is not None
+                and i.flop_rate() is not None]
 
     def ctx(self, key, default="—"):
         v = self.context.get(key)
@@ -205,6 +226,37 @@ class SearchFile:
         self.searches = [Search(path, self.context, s) for s in searches if isinstance(s, dict)]
         suggested = doc.get("suggested_batch_sizes")
         self.suggested = suggested if isinstance(suggested, dict) else {}
+
+
+PEAK_KEY = re.compile(r"^peak_gemm_([a-z0-9]+)_flops_per_second$")
+DTYPE_SHORT = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "float64": "fp64"}
+
+
+def context_number(context, key):
+    """A positive finite number of a context value (the program writes strings), else None."""
+    try:
+        v = float(context.get(key))
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) and v > 0 else None
+
+
+def machine_peaks(context):
+    """The machine's measured limits in a run's context (--torchbench_flops):
+    {"gemm": [(dtype, short name, FLOP/s)], fp32, bf16, fp16 first, others by
+    name; "copy": bytes read + written per second; "threads", "source"}."""
+    gemm = []
+    for key in context:
+        m = PEAK_KEY.match(key)
+        v = context_number(context, key) if m else None
+        if v is not None:
+            gemm.append((m.group(1), DTYPE_SHORT.get(m.group(1), m.group(1)), v))
+    order = list(DTYPE_SHORT)
+    gemm.sort(key=lambda p: (order.index(p[0]) if p[0] in order else len(order), p[0]))
+    source = context.get("machine_peaks_source")
+    return {"gemm": gemm, "copy": context_number(context, "peak_copy_bytes_per_second"),
+            "threads": context_number(context, "peak_threads"),
+            "source": str(source) if source not in (None, "") else None}
 
 
 def parse_domains(text):

@@ -6,10 +6,11 @@ import html
 import math
 import os
 import re
+import statistics
 
 import report_plots as plots
 from html_page import page
-from report_rules import RULES, number
+from report_rules import RULES, number, si, where_time_goes
 
 CSS = """
 header{margin-bottom:1em}
@@ -191,6 +192,8 @@ def glance(analyses, search_files, domain_of, warnings, coverage=None, versus=No
             items.append(f"B against A: geometric mean of step time B/A {gm:.3f} over "
                          f"{len(ratios)} instances; {slower} slower and {faster} faster by "
                          "more than 5 %.")
+    if analyses and analyses[0][0].with_flops:
+        items.append(peak_glance(analyses[0][0]))
     if coverage is not None:
         items.append(coverage_glance(coverage))
     if versus is not None:
@@ -329,6 +332,114 @@ def profile_table(pairs):
             "host time by phase.</p>"
             + table(["model", "ops only in Train (self host time per profile)",
                      "Train host time by phase"], rows))
+
+
+# --- against the machine's peak (--torchbench_flops) -------------------------
+
+PEAK_TABLE_LOW, PEAK_TABLE_HIGH = 15, 5  # the table: the lowest peak shares, and the highest
+# The context's machine_peaks_source, in words.
+PEAK_SOURCES = {"measured": "measured by the run", "flag": "--torchbench_peaks",
+                "journal": "the resumed run's journal"}
+
+
+def share_pct(v):
+    return "—" if v is None else fpct(100 * v)
+
+
+def flops_hover(inst, domain):
+    """The hover text of one instance's point: its name and numbers."""
+    lines = [inst.name, f"domain {domain}, step {fnum(inst.time_ms)} ms",
+             f"{si(inst.get('flops_per_step'), 'FLOP')} per step"]
+    parts = [(k, inst.get(f"flops_{k}")) for k in ("forward", "backward", "optimizer")]
+    if any(v is not None for k, v in parts[1:]):  # Train: the step by phase
+        lines.append("(" + ", ".join(f"{k} {si(v, 'FLOP')}" for k, v in parts
+                                     if v is not None) + ")")
+    lines.append(f"achieved {si(inst.flop_rate(), 'FLOP/s')}, "
+                 f"{share_pct(inst.get('peak_share'))} of peak")
+    if inst.get("matmul_conv_share") is not None:
+        lines.append(f"GEMM/conv {share_pct(inst.get('matmul_conv_share'))} of the step")
+    return "\n".join(lines)
+
+
+def peak_glance(run):
+    insts = [i for i in run.with_flops if i.get("peak_share") is not None]
+    if not insts:
+        return (f"Against the machine's peak: {len(run.with_flops)} instances counted their "
+                "FLOPs (see Against the machine's peak).")
+    insts.sort(key=lambda i: i.get("peak_share"))
+    mid = statistics.median(i.get("peak_share") for i in insts)
+    return (f"Against the machine's peak: median peak share {share_pct(mid)} over "
+            f"{len(insts)} instances; lowest <code>{e(insts[0].name)}</code> "
+            f"{share_pct(insts[0].get('peak_share'))} (see Against the machine's peak).")
+
+
+def peak_section(run, domain_of):
+    """Each instance's achieved FLOP/s against the machine's measured GEMM
+    peaks (a run with --torchbench_flops): the facts, the plot, and the
+    instances furthest below peak."""
+    insts = sorted(run.with_flops, key=lambda i: i.sort_key())
+    peaks = run.peaks
+    facts = [fact(f"{short} GEMM peak", si(v, "FLOP/s")) for _, short, v in peaks["gemm"]]
+    facts.append(fact("copy bandwidth", si(peaks["copy"], "B/s")))
+    if peaks["threads"] is not None:
+        facts.append(fact("peak threads", fcount(peaks["threads"])))
+    source = peaks["source"] or "—"
+    facts.append(fact("peaks from", PEAK_SOURCES.get(source, source)))
+    out = ["<p>Each point is one instance: the FLOP/s it achieved (FLOPs per step ÷ step "
+           "time) against the FLOPs of one step, both on log scales. The horizontal lines are "
+           "the machine's GEMM peak for each dtype as the run's context records them (“peaks "
+           "from”); the dotted diagonals are constant step times. Peak share is the time a "
+           "machine running every FLOP of the step at the GEMM peak of its dtype would take, "
+           "over the measured step time. Hover a point for its numbers.</p>",
+           '<div class="facts">' + "".join(facts) + "</div>"]
+    if not peaks["gemm"]:
+        out.append("<p><i>The run's context holds no GEMM peak: no peak line.</i></p>")
+    svg = plots.roofline(
+        [(i.name, domain_of(i.model), i.mode, i.get("flops_per_step"), i.flop_rate(),
+          flops_hover(i, domain_of(i.model))) for i in insts],
+        [(short, v) for _, short, v in peaks["gemm"]])
+    if svg:
+        out.append(f'<div class="plots"><figure>{svg}</figure></div>')
+    out.append('<p class="muted">Arithmetic intensity (FLOPs per byte) is not available: the '
+               "bytes a step moves are not measured, so the x axis is FLOPs per step and the "
+               "copy bandwidth draws no memory roof.</p>")
+    ranked = sorted((i for i in insts if i.get("peak_share") is not None),
+                    key=lambda i: (i.get("peak_share"), i.name))
+    if not ranked:
+        out.append("<p><i>No instance has a peak share (peak_share).</i></p>")
+        return "".join(out)
+    mmc = any(i.get("matmul_conv_share") is not None for i in ranked)
+    headers = ["instance", "domain", "step time (ms)", "FLOPs/step", "achieved FLOP/s",
+               "peak share"] + (["GEMM/conv share"] if mmc else []) + ["what the time goes to"]
+    cut = len(ranked) > PEAK_TABLE_LOW + PEAK_TABLE_HIGH
+    shown = ranked[:PEAK_TABLE_LOW] + [None] + ranked[-PEAK_TABLE_HIGH:] if cut else ranked
+    rows = []
+    for inst in shown:
+        if inst is None:
+            rows.append(f'<tr><td class="muted" colspan="{len(headers)}">… '
+                        f"{len(ranked) - PEAK_TABLE_LOW - PEAK_TABLE_HIGH} more …</td></tr>")
+            continue
+        share = inst.get("matmul_conv_share")
+        what = where_time_goes(inst.get("flops_per_step"), inst.time_ms,
+                               inst.get("peak_share"), share)
+        rows.append(f"<tr><td>{e(inst.name)}</td><td>{e(domain_of(inst.model))}</td>"
+                    + td(fnum(inst.time_ms)) + td(si(inst.get("flops_per_step")))
+                    + td(si(inst.flop_rate())) + td(share_pct(inst.get("peak_share")))
+                    + (td(share_pct(share)) if mmc else "")
+                    + f'<td class="wrap">{e(what or "—")}</td></tr>')
+    which = (f"the {PEAK_TABLE_LOW} lowest peak shares and the {PEAK_TABLE_HIGH} highest"
+             if cut else "every instance")
+    out.append(f"<h3>Furthest below peak</h3><p>By peak share, lowest first: {which}. "
+               "What the time goes to is the profile's share of the step in matrix "
+               "products, convolutions and attention where the run has one (--torchbench_profile), else "
+               "a heuristic: under 100 MFLOP in a step under 2 ms is launch/overhead-bound, a "
+               "peak share of 50 % or more is near GEMM peak, the rest is below peak.</p>"
+               + table(headers, rows, num=range(2, 7 if mmc else 6)))
+    left = len(insts) - len(ranked)
+    if left:
+        out.append(f'<p class="muted">{left} instance{"s" if left != 1 else ""} without a '
+                   "peak share (peak_share) are plotted but not ranked.</p>")
+    return "".join(out)
 
 
 # --- 3. batch searches -----------------------------------------------------
@@ -592,6 +703,13 @@ LEGEND = [
      "(--torchbench_count_ops)."),
     ("would-sync/step", "would_sync_per_step: ops that would force a host-device sync on a "
      "GPU; the CPU proxy for syncs_per_step."),
+    ("FLOPs, FLOP/s", "--torchbench_flops: flops_per_step, the floating-point operations "
+     "of one step (k, M, G, T: 10³, 10⁶, 10⁹, 10¹²); achieved FLOP/s, flop_rate, is "
+     "flops_per_step ÷ step time."),
+    ("peak share", "peak_share: the step's time on an ideal machine at the measured GEMM peak "
+     "of each dtype its FLOPs ran in, ÷ the measured step time; GEMM/conv share: "
+     "matmul_conv_share, the profile's share of the step in matrix products, "
+     "convolutions and attention."),
     ("ratios", "train ÷ eval: time per sample; ops and kernels per step. B/A: run B ÷ run A."),
     ("knee, peak", "batch search: the knee and the highest-throughput batch as the search "
      "reports them; red crosses are failed probes (OOM, error, crash, timeout)."),
@@ -764,6 +882,8 @@ def render(title, analyses, search_files, domain_of, warnings, profiles=False, c
         sections.append(("domains", "Results by domain", domain_tables(run, domain_of)))
         sections.append(("train-eval", "Train against eval",
                          train_eval(run, pairs, flags, domain_of, profiles)))
+        if run.with_flops:
+            sections.append(("peak", "Against the machine's peak", peak_section(run, domain_of)))
     if search_files:
         sections.append(("batch", "Throughput against batch size", batch_searches(search_files)))
     if len(analyses) == 2:

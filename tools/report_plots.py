@@ -3,6 +3,7 @@ SVG and returned as a string to put inline in the page: text stays text, no
 font or image is embedded or linked, and every id is made unique per plot so
 that several plots live in one document."""
 
+import html
 import io
 import itertools
 import math
@@ -12,8 +13,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
-from matplotlib.ticker import (FixedLocator, FuncFormatter, MaxNLocator,  # noqa: E402
-                               NullLocator)
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.ticker import (FixedLocator, FuncFormatter, LogLocator,  # noqa: E402
+                               MaxNLocator, NullFormatter, NullLocator)
+
+from report_rules import si  # noqa: E402
 
 BLUE, ORANGE, RED, GREEN, GREY = "#3b6ea8", "#d9822b", "#c0392b", "#2e8b57", "#9aa3ad"
 STYLE = {
@@ -38,8 +42,9 @@ PLOT_CSS = "svg.plot *{stroke-linejoin:round;stroke-linecap:butt}"
 _ids = itertools.count(1)
 
 
-def to_svg(fig, label):
-    """The figure as an inline <svg> element, closed."""
+def to_svg(fig, label, titles=None):
+    """The figure as an inline <svg> element, closed. titles: {gid: text}, a
+    hover title (<title>) for each artist drawn with that gid."""
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.06,
                 metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
@@ -49,6 +54,9 @@ def to_svg(fig, label):
     text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
     # matplotlib's <style> would apply to the whole page: PLOT_CSS scopes it.
     text = re.sub(r"<style[^>]*>.*?</style>\s*", "", text, flags=re.S)
+    for gid, title in (titles or {}).items():
+        text = text.replace(f'<g id="{gid}">', f'<g id="{gid}"><title>{html.escape(title)}'
+                            "</title>", 1)
     prefix = f"p{next(_ids)}-"
     text = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', text)
     text = re.sub(r'url\(#([^)]+)\)', lambda m: f"url(#{prefix}{m.group(1)})", text)
@@ -282,3 +290,103 @@ def coverage_curve(steps, registry, subset=None):
         ax.grid(True)
         ax.set_axisbelow(True)
         return to_svg(fig, "cumulative aten operator coverage as models are added")
+
+
+# A colour per domain (models/<domain>/); a domain not named here takes the
+# next of EXTRA_COLORS.
+DOMAIN_COLORS = {"vision": BLUE, "nlp": ORANGE, "speech": "#8e6cc0", "recommendation": GREEN,
+                 "rl": RED, "science": "#e3b34c", "other": "#4f9a9e", "unknown": GREY}
+EXTRA_COLORS = ("#8c564b", "#d46aa8", "#17becf", "#a8a83a", "#34495e")
+MODE_MARKERS = {"Train": "o", "Eval": "^"}
+PEAK_STYLES = ("--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)))
+
+
+def domain_colors(domains):
+    """{domain: colour} for these domains: DOMAIN_COLORS', else the next extra one."""
+    extra = itertools.cycle(EXTRA_COLORS)
+    return {d: DOMAIN_COLORS.get(d) or next(extra) for d in sorted(set(domains))}
+
+
+def _seconds(t):
+    """A power of ten of seconds as "1 s", "10 ms", "100 µs", "1 ns"."""
+    for factor, unit in ((1, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
+        if t >= factor * 0.999:
+            return f"{t / factor:g} {unit}"
+    return f"{t:.0e} s"
+
+
+def roofline(points, peaks):
+    """points: [(instance, domain, mode, FLOPs per step, FLOP/s, hover text)];
+    peaks: [(dtype, FLOP/s)]: each instance's achieved FLOP/s against its
+    FLOPs per step (log-log), coloured by domain, Train and Eval as distinct
+    markers, a horizontal line per measured GEMM peak and dotted diagonals of
+    constant step time (FLOP/s = FLOPs ÷ seconds)."""
+    points = [p for p in points if p[3] and p[3] > 0 and p[4] and p[4] > 0]
+    if not points:
+        return ""
+    colors = domain_colors(p[1] for p in points)
+    xs, ys = [p[3] for p in points], [p[4] for p in points]
+    tops = [v for _, v in peaks]
+    x0, x1 = min(xs) / 3, max(xs) * 3
+    y0, y1 = min(ys + tops) / 3, max(ys + tops) * 3
+    with plt.rc_context(STYLE):
+        fig = _fig(7.2, 4.2)
+        ax = fig.add_subplot()
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(x0, x1)
+        ax.set_ylim(y0, y1)
+        # Constant step time: each decade of seconds from 1 µs whose line
+        # crosses the plot, or each third (1 µs, 1 ms, 1 s) when over 6.
+        decades = [k for k in range(max(-6, math.ceil(math.log10(x0 / y1))),
+                                    math.floor(math.log10(x1 / y0)) + 1)]
+        if len(decades) > 6:
+            decades = [k for k in decades if k % 3 == 0]
+        for k in decades:
+            t = 10.0 ** k
+            # Labelled where it enters the plot: the bottom edge, else the left
+            # one; a line that only cuts a corner is left out.
+            x, y = (t * y0, y0) if t * y0 > x0 else (x0, x0 / t)
+            if x > x1 / 4 or y > y1 / 4:
+                continue
+            ax.plot([x0, x1], [x0 / t, x1 / t], color="#b8bfc7", lw=0.7, ls=":", zorder=1)
+            ax.annotate(_seconds(t) + "/step", (x, y), textcoords="offset points",
+                        xytext=(3, 2), ha="left", va="bottom", fontsize=6.5, color="#8c959f")
+        # One line per GEMM peak; labels of peaks within 1.6× of each other
+        # (bf16 and fp16, often) share one text, not to overlap.
+        groups = []
+        for i, (dtype, v) in enumerate(sorted(peaks, key=lambda p: -p[1])):
+            ax.axhline(v, color="#333333", lw=1.0, ls=PEAK_STYLES[i % len(PEAK_STYLES)],
+                       zorder=2)
+            if groups and groups[-1][-1][1] / v < 1.6:
+                groups[-1].append((dtype, v))
+            else:
+                groups.append([(dtype, v)])
+        for group in groups:
+            text = "; ".join(f"{d} GEMM peak {si(v, 'FLOP/s')}" for d, v in group)
+            ax.annotate(_text(text), (x1, group[0][1]), textcoords="offset points",
+                        xytext=(-3, 2), ha="right", va="bottom", fontsize=7.5,
+                        color="#333333")
+        titles = {}
+        for n, (name, domain, mode, x, y, hover) in enumerate(points):
+            line, = ax.plot([x], [y], MODE_MARKERS.get(mode, "s"), color=colors[domain],
+                            ms=5.5, mec="white", mew=0.5, alpha=0.9, zorder=3)
+            line.set_gid(f"pt{n}")
+            titles[f"pt{n}"] = hover
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_locator(LogLocator(base=10))
+            axis.set_minor_formatter(NullFormatter())
+            axis.set_major_formatter(FuncFormatter(lambda v, _: si(v)))
+        ax.set_xlabel("FLOPs per step (log)")
+        ax.set_ylabel("achieved FLOP/s (log)")
+        handles = [Line2D([], [], ls="", marker="o", color=c, ms=5.5, label=_text(d))
+                   for d, c in colors.items()]
+        handles += [Line2D([], [], ls="", marker=m, color="#666666", ms=5.5, label=mode)
+                    for mode, m in MODE_MARKERS.items()
+                    if any(p[2] == mode for p in points)]
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  frameon=False, fontsize=8, handletextpad=0.3, labelspacing=0.35)
+        ax.grid(True)
+        ax.set_axisbelow(True)
+        return to_svg(fig, "achieved FLOP/s against FLOPs per step, with the GEMM peaks",
+                      titles)

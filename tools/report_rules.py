@@ -1,6 +1,7 @@
-"""The results report's flag rules and its reading of a number: what
-tools/report.py (which applies the rules to the runs) and tools/report_page.py
-(which names and explains them on the page) both use. Standard library only."""
+"""The results report's flag rules, its label of what a step's time goes to,
+and its reading and writing of a number: what tools/report.py (which applies
+the rules to the runs), tools/report_page.py (which names and explains them on
+the page) and tools/report_plots.py use. Standard library only."""
 
 import math
 
@@ -27,3 +28,44 @@ def number(v):
         return None
     v = float(v)
     return v if math.isfinite(v) else None
+
+
+# What a step's time goes to, in the "against the machine's peak" section
+# (--torchbench_flops): the thresholds of where_time_goes.
+FEW_FLOPS = 1e8        # FLOPs per step below which a step is small ...
+SHORT_STEP_MS = 2.0    # ... and, when it also takes under this, overhead-bound
+NEAR_PEAK_SHARE = 0.5  # peak_share from which a step counts as near GEMM peak
+
+
+def where_time_goes(flops, step_ms, peak_share, matmul_conv_share=None):
+    """A short label of what a step's time goes to. The profile's measured
+    share of the step in matrix products, convolutions and attention
+    (matmul_conv_share, --torchbench_profile) when there is one; else a
+    heuristic: few FLOPs in a short step (< FEW_FLOPS and < SHORT_STEP_MS) is
+    launch- or overhead-bound, peak_share >= NEAR_PEAK_SHARE is near the GEMM
+    peak, anything else below peak. None without a peak share to judge by."""
+    if matmul_conv_share is not None:
+        return f"GEMM/conv {100 * matmul_conv_share:.0f} % of the step"
+    if flops is not None and step_ms is not None and flops < FEW_FLOPS \
+            and step_ms < SHORT_STEP_MS:
+        return "launch/overhead-bound (few FLOPs per step)"
+    if peak_share is None:
+        return None
+    if peak_share >= NEAR_PEAK_SHARE:
+        return "near GEMM peak"
+    return "below peak: non-GEMM work or memory-bound"
+
+
+SI_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def si(v, unit=""):
+    """A number with three significant digits and an SI prefix: si(1.234e12,
+    "FLOP/s") is "1.23 TFLOP/s"; "—" for None."""
+    if v is None:
+        return "—"
+    v = float(f"{v:.3g}")  # rounded first: 999.7e9 is 1 T, not 1e+03 G
+    for factor, prefix in SI_PREFIXES:
+        if abs(v) >= factor:
+            return f"{v / factor:.3g} {prefix}{unit}"
+    return f"{v:.3g} {unit}".rstrip()

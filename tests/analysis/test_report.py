@@ -12,7 +12,10 @@
   CPU, two models);
 - profiles/: per-instance profile files: hand-made ones for the GPU run (one
   with its keys missing) and the real ones of resnet18 in cpu_run.json
-  (--torchbench_trace_dir).
+  (--torchbench_trace_dir);
+- built here, hand-made: runs with --torchbench_flops' counters
+  (flops_per_step, flop_rate, peak_share, ...) and the machine's peaks in
+  their context, for the section "Against the machine's peak".
 
 Each report is checked to parse as HTML with balanced tags, to be
 self-contained (no script, no link, no external URL), and to hold its sections,
@@ -59,7 +62,9 @@ class Checker(html.parser.HTMLParser):
         self.doctype = decl
 
     def handle_starttag(self, tag, attrs):
-        self.tags[tag] = self.tags.get(tag, 0) + 1
+        # An SVG <title> is a plot's hover text, not the document's title.
+        key = "svg title" if tag == "title" and "svg" in self.stack else tag
+        self.tags[key] = self.tags.get(key, 0) + 1
         if tag in ("script", "link", "img", "iframe", "object", "embed"):
             self.problems.append(f"<{tag}> in a self-contained page")
         for name, value in attrs:
@@ -88,7 +93,9 @@ class Checker(html.parser.HTMLParser):
         self.text.append(data)
 
 
-class Report(unittest.TestCase):
+class PageTest(unittest.TestCase):
+    """Runs the report into a temporary directory and checks its page."""
+
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.dir = self.tmp.name
@@ -140,6 +147,8 @@ class Report(unittest.TestCase):
             json.dump(doc, f)
         return path
 
+
+class Report(PageTest):
     def test_one_gpu_run(self):
         code, doc, err = self.make(GPU)
         self.assertEqual(code, 0, err)
@@ -331,6 +340,162 @@ class Report(unittest.TestCase):
         code, _, err = self.make(GPU, GPU, GPU)
         self.assertEqual(code, 2)
         self.assertInPage("3 results files", err)
+
+
+def flops_row(name, ms, flops=None, rate=None, share=None, reps=0, **counters):
+    """A result row of a run with --torchbench_flops (flops=None: without its counters)."""
+    row = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": reps or 1,
+           "repetition_index": 0, "threads": 1, "iterations": 10, "real_time": ms,
+           "cpu_time": ms, "time_unit": "ms", "batch_size": float(name.rsplit(":", 1)[1])}
+    if flops is not None:
+        row.update(flops_per_step=flops, flops_forward=flops, flop_rate=rate,
+                   peak_share=share)
+        if "/Train/" in name:
+            row.update(flops_forward=flops / 3, flops_backward=flops * 0.6,
+                       flops_optimizer=flops * (1 - 1 / 3 - 0.6))
+    row.update(counters)
+    return row
+
+
+def flops_run(rows, **context):
+    ctx = {"device_name": "SYNTHETIC CPU (hand-made, not a measurement)",
+           "torchbench_device": "cpu", "libtorch_version": "2.14.1",
+           "torchbench_model_domains": "resnet50:vision,dlrm:recommendation,"
+                                       "BERT_pytorch:nlp,tacotron2:speech",
+           "peak_gemm_float32_flops_per_second": "1.5e11",
+           "peak_gemm_bfloat16_flops_per_second": "6.1e11",
+           "peak_copy_bytes_per_second": "2.25e10", "peak_threads": "2",
+           "machine_peaks_source": "measured"}
+    ctx.update(context)
+    return {"context": {k: v for k, v in ctx.items() if v is not None}, "benchmarks": rows}
+
+
+class AgainstPeak(PageTest):
+    """The section "Against the machine's peak" (runs with --torchbench_flops):
+    a hand-made run whose rows carry the FLOP counters and whose context the
+    measured peaks."""
+
+    ROWS = [
+        # Train, repetitions: the median aggregate's counters, as the times.
+        flops_row("resnet50/Train/batch_size:32", 9500.0, 3.9e11, 4.1e10, 0.27, reps=2),
+        dict(flops_row("resnet50/Train/batch_size:32", 8500.0, 3.9e11, 4.6e10, 0.31, reps=2),
+             repetition_index=1),
+        dict(flops_row("resnet50/Train/batch_size:32", 9000.0, 3.9e11, 4.33e10, 0.29,
+                       reps=2), name="resnet50/Train/batch_size:32_median",
+             run_type="aggregate", aggregate_name="median"),
+        flops_row("resnet50/Eval/batch_size:32", 1500.0, 1.3e11, 8.67e10, 0.58),
+        flops_row("dlrm/Eval/batch_size:1", 0.8, 5e6, 6.25e9, 0.042),
+        flops_row("tacotron2/Eval/batch_size:4", 200.0, 2e9, 1e10, 0.07,
+                  matmul_conv_share=0.35),
+        flops_row("BERT_pytorch/Train/batch_size:1", 300.0),  # no --torchbench_flops
+    ]
+
+    def section(self, doc):
+        start = doc.index('<section id="peak">')
+        return doc[start:doc.index("</section>", start)]
+
+    def test_page_with_peaks(self):
+        code, doc, err = self.make(self.write("flops.json", flops_run(self.ROWS)))
+        self.assertEqual(code, 0, err)
+        checker, text = self.check_page(doc)
+        self.assertInPage("3. Against the machine's peak", text)
+        self.assertInPage("Against the machine's peak: median peak share 18.0 % over 4 "
+                          "instances; lowest <code>dlrm/Eval/batch_size:1</code> 4.2 %", doc)
+        sec = self.section(doc)
+        # The plot: one horizontal line per GEMM peak, labelled; a point per
+        # instance with its hover title; the legend's domains and modes.
+        self.assertInPage('aria-label="achieved FLOP/s against FLOPs per step', sec)
+        self.assertInPage("fp32 GEMM peak 150 GFLOP/s", sec)
+        self.assertInPage("bf16 GEMM peak 610 GFLOP/s", sec)
+        self.assertEqual(checker.tags.get("svg title"), 4)
+        self.assertInPage("<title>resnet50/Train/batch_size:32\ndomain vision, step 9,000 ms"
+                          "\n390 GFLOP per step\n(forward 130 GFLOP, backward 234 GFLOP, "
+                          "optimizer 26 GFLOP)\nachieved 43.3 GFLOP/s, 29.0 % of peak</title>",
+                          sec)
+        for legend in ("vision", "recommendation", "speech", "Train", "Eval"):
+            self.assertInPage(f">{legend}</text>", sec)
+        self.assertNotInPage(">nlp</text>", sec)
+        self.assertInPage("bytes a step moves are not measured", sec)
+        # The machine's limits as facts.
+        for value in ("150 GFLOP/s", "610 GFLOP/s", "22.5 GB/s", "<span>2</span>",
+                      "<span>measured by the run</span>"):
+            self.assertInPage(value, sec)
+        # The table: lowest peak share first, the GEMM/conv column (one
+        # instance has it), the label of each; BERT_pytorch has no counters.
+        table = sec[sec.index("<h3>Furthest below peak</h3>"):]
+        names = re.findall(r"<tr><td>([^<]+)</td>", table)
+        self.assertEqual(names, ["dlrm/Eval/batch_size:1", "tacotron2/Eval/batch_size:4",
+                                 "resnet50/Train/batch_size:32", "resnet50/Eval/batch_size:32"])
+        self.assertInPage("<th class=num>GEMM/conv share</th>", table)
+        row = re.search(r"<tr><td>dlrm/.*?</tr>", table).group(0)
+        for cell in (">0.8<", ">5 M<", ">6.25 G<", ">4.2 %<", ">—<",
+                     "launch/overhead-bound (few FLOPs per step)"):
+            self.assertInPage(cell, row)
+        self.assertInPage("GEMM/conv 35 % of the step", table)
+        self.assertInPage("below peak: non-GEMM work or memory-bound", table)
+        self.assertInPage("near GEMM peak", table)
+        self.assertNotInPage("BERT_pytorch", sec)
+        self.assertInPage("<td>BERT_pytorch</td>", doc)  # still in the domain tables
+
+    def test_no_flops_no_section(self):
+        rows = [r for r in self.ROWS if "flops_per_step" not in r]
+        rows.append(flops_row("resnet50/Eval/batch_size:32", 1500.0))
+        code, doc, err = self.make(self.write("plain.json", flops_run(rows)))
+        self.assertEqual(code, 0, err)
+        checker, text = self.check_page(doc)
+        self.assertNotInPage('id="peak"', doc)
+        self.assertNotInPage("Against the machine", text)
+        self.assertNotInPage("Furthest below peak", doc)
+        self.assertNotInPage('aria-label="achieved FLOP/s', doc)
+        self.assertIsNone(checker.tags.get("svg title"))
+        # The fixtures of the other tests (no counters) have no such section either.
+        code, doc, err = self.make(GPU)
+        self.assertEqual(code, 0, err)
+        self.assertNotInPage('id="peak"', doc)
+
+    def test_without_peaks_or_shares(self):
+        # Counters but no peak in the context and no peak_share: points, no
+        # line, no ranking; flop_rate absent is worked out from the step time.
+        rows = [flops_row("resnet50/Eval/batch_size:32", 1500.0, 1.3e11),
+                flops_row("dlrm/Eval/batch_size:1", 0.8, 5e6)]
+        for row in rows:
+            del row["flop_rate"], row["peak_share"]
+        run = flops_run(rows, peak_gemm_float32_flops_per_second=None,
+                        peak_gemm_bfloat16_flops_per_second=None,
+                        peak_copy_bytes_per_second="not a number")
+        code, doc, err = self.make(self.write("bare.json", run))
+        self.assertEqual(code, 0, err)
+        checker, text = self.check_page(doc)
+        sec = self.section(doc)
+        self.assertNotInPage("GEMM peak 1", sec)
+        self.assertInPage("holds no GEMM peak", sec)
+        self.assertInPage("No instance has a peak share", sec)
+        self.assertInPage("<title>resnet50/Eval/batch_size:32\ndomain vision, step 1,500 ms"
+                          "\n130 GFLOP per step\nachieved 86.7 GFLOP/s, — of peak</title>", sec)
+        self.assertEqual(checker.tags.get("svg title"), 2)
+
+    def test_many_instances_cut_to_lowest_and_highest(self):
+        rows = [flops_row(f"resnet50/Eval/batch_size:{b}", 100.0, 1e10, 1e11, b / 100)
+                for b in range(1, 31)]
+        code, doc, err = self.make(self.write("many.json", flops_run(rows)))
+        self.assertEqual(code, 0, err)
+        self.check_page(doc)
+        table = self.section(doc)[self.section(doc).index("<h3>Furthest below peak</h3>"):]
+        batches = [int(b) for b in re.findall(r"<tr><td>resnet50/Eval/batch_size:(\d+)</td>",
+                                              table)]
+        self.assertEqual(batches, list(range(1, 16)) + list(range(26, 31)))
+        self.assertInPage("… 10 more …", table)
+        self.assertNotInPage("GEMM/conv share", table)
+
+    def test_where_time_goes(self):
+        from report_rules import where_time_goes
+        self.assertEqual(where_time_goes(5e7, 1.0, 0.9, 0.35), "GEMM/conv 35 % of the step")
+        self.assertEqual(where_time_goes(5e7, 1.0, 0.9),
+                         "launch/overhead-bound (few FLOPs per step)")
+        self.assertEqual(where_time_goes(5e7, 3.0, 0.6), "near GEMM peak")
+        self.assertEqual(where_time_goes(1e9, 1.0, 0.2),
+                         "below peak: non-GEMM work or memory-bound")
+        self.assertIsNone(where_time_goes(1e9, 1.0, None))
 
 
 if __name__ == "__main__":
