@@ -1,5 +1,6 @@
 #include "program/machine_peak.h"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
@@ -103,13 +104,20 @@ std::string DtypeName(c10::ScalarType dtype) {
 }
 
 MachinePeaks MeasurePeaks(c10::Device device,
-                          const std::set<c10::ScalarType>& dtypes) {
+                          const std::set<c10::ScalarType>& dtypes,
+                          bool allow_tf32) {
   MachinePeaks peaks;
   peaks.source = "measured";
   peaks.threads = at::get_num_threads();
+  // A float32 product under --torchbench_precision=tf32 runs on TF32 units:
+  // its peak is theirs.
+  at::Context& ctx = at::globalContext();
+  const bool tf32_before = ctx.allowTF32CuBLAS();
+  ctx.setAllowTF32CuBLAS(allow_tf32);
   for (c10::ScalarType dtype : dtypes) {
     peaks.gemm_flops_per_second[dtype] = GemmPeak(device, dtype);
   }
+  ctx.setAllowTF32CuBLAS(tf32_before);
   peaks.copy_bytes_per_second = CopyPeak(device);
   return peaks;
 }

@@ -37,8 +37,11 @@ struct MachinePeaks {
 // Measures the GEMM peak of each of `dtypes` and the copy bandwidth on
 // `device`: each the best of repeated runs over about 0.3 s per size (about
 // 0.6 s per dtype and 0.3 s for the copy).
+// `allow_tf32`: float32 products on a GPU may use TF32 (the tf32 precision),
+// as the instances' will.
 MachinePeaks MeasurePeaks(c10::Device device,
-                          const std::set<c10::ScalarType>& dtypes);
+                          const std::set<c10::ScalarType>& dtypes,
+                          bool allow_tf32 = false);
 
 // "float32=1.23e+11,bfloat16=4.5e+12,copy=2.1e+10,threads=2": the value of
 // --torchbench_peaks, and its parser (InvalidArgument saying what is wrong).

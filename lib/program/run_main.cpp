@@ -235,7 +235,8 @@ void SetPeaks(const ProgramArgs& args,
   } else {
     std::cerr << "torchbench: measuring this machine's GEMM and copy peaks "
                  "(--torchbench_flops)\n";
-    peaks = MeasurePeaks(args.device, GemmDtypes(plan->todo));
+    peaks = MeasurePeaks(args.device, GemmDtypes(plan->todo),
+                         plan->options.precision == Precision::kTf32);
   }
   AddPeaksContext(peaks, &plan->context);
 }
