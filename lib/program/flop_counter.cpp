@@ -113,6 +113,17 @@ int64_t AttentionBackwardFlops(const Shape& q, const Shape& k, const Shape& v) {
          BatchMatmulFlops({bh, d, sq}, {bh, sq, sk});    // grad k
 }
 
+int64_t RecurrentLayerFlops(const Shape& input, const Shape& weight_ih,
+                            const Shape& weight_hh) {
+  Expect(weight_ih.size() == 2 && weight_hh.size() == 2 && !input.empty() &&
+             input.back() == weight_ih[1] && weight_ih[0] == weight_hh[0],
+         "recurrent layer shapes (input, weight_ih)", input, weight_ih);
+  // Every time step of every sequence: its input and the previous hidden
+  // state through all gates' weights.
+  const int64_t steps = Product(input) / input.back();
+  return 2 * steps * (Product(weight_ih) + Product(weight_hh));
+}
+
 // ---- Operators -------------------------------------------------------------
 
 namespace {
@@ -127,7 +138,9 @@ enum class Formula {
   kConvBackward,  // (grad_output, input, weight, bias_sizes, stride, padding,
                   //  dilation, transposed, output_padding, groups, mask)
   kAttention,     // (query, key, value, ...)
-  kAttentionBackward,  // (grad_out, query, key, value, ...)
+  kAttentionBackward,       // (grad_out, query, key, value, ...)
+  kRecurrentLayer,          // (input, weight_ih, weight_hh, ...)
+  kRecurrentLayerBackward,  // the same first three
 };
 
 struct Registered {
@@ -136,7 +149,7 @@ struct Registered {
 };
 
 // FlopCounterMode's registry (torch 2.14.1), as RecordFunction names them,
-// and the CPU attention kernels. Left out, as they run only inside an
+// the CPU attention kernels and oneDNN's recurrent layer. Left out, as they run only inside an
 // operator here that counts (and take other arguments):
 // cudnn_convolution and _slow_conv2d_forward (inside aten::convolution),
 // _flash_attention_forward and _efficient_attention_forward and their
@@ -163,6 +176,8 @@ constexpr Registered kFormulas[] = {
      Formula::kAttentionBackward},
     {"aten::_scaled_dot_product_flash_attention_for_cpu_backward",
      Formula::kAttentionBackward},
+    {"aten::mkldnn_rnn_layer", Formula::kRecurrentLayer},
+    {"aten::mkldnn_rnn_layer_backward", Formula::kRecurrentLayerBackward},
 };
 
 const Registered* Find(const char* name) {
@@ -227,6 +242,14 @@ OperatorFlops Evaluate(Formula formula, c10::ArrayRef<c10::IValue> in) {
     }
     case Formula::kAttention:
       return {AttentionFlops(ShapeAt(in, 0), ShapeAt(in, 1), ShapeAt(in, 2)),
+              TensorAt(in, 0).scalar_type()};
+    case Formula::kRecurrentLayer:
+      return {
+          RecurrentLayerFlops(ShapeAt(in, 0), ShapeAt(in, 1), ShapeAt(in, 2)),
+          TensorAt(in, 0).scalar_type()};
+    case Formula::kRecurrentLayerBackward:
+      return {2 * RecurrentLayerFlops(ShapeAt(in, 0), ShapeAt(in, 1),
+                                      ShapeAt(in, 2)),
               TensorAt(in, 0).scalar_type()};
     case Formula::kAttentionBackward:
       return {AttentionBackwardFlops(ShapeAt(in, 1), ShapeAt(in, 2),

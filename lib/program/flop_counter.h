@@ -17,7 +17,7 @@
 // does not. Operators inside an autograd engine node count as backward,
 // inside an "Optimizer.step#" scope as optimizer, the rest as forward.
 //
-// Two deliberate differences from FlopCounterMode (torch 2.14.1), each
+// Three deliberate differences from FlopCounterMode (torch 2.14.1), each
 // because its count is not what the kernel does:
 //   - convolution_backward's weight gradient is divided by `groups`: there
 //     it is computed as if every input channel met every output channel, so
@@ -123,6 +123,13 @@ int64_t ConvBackwardFlops(const Shape& grad_output, const Shape& input,
 int64_t AttentionFlops(const Shape& q, const Shape& k, const Shape& v);
 // Its backward: the scores again and four products of the same sizes.
 int64_t AttentionBackwardFlops(const Shape& q, const Shape& k, const Shape& v);
+
+// One direction of one recurrent layer over `input` ([..., input size]: all
+// time steps of all sequences) with weight_ih [gates x hidden, input size]
+// and weight_hh [gates x hidden, hidden]: both products per time step. Its
+// backward is twice that (the input, hidden and both weight gradients).
+int64_t RecurrentLayerFlops(const Shape& input, const Shape& weight_ih,
+                            const Shape& weight_hh);
 
 // The FLOPs of one call of operator `name` ("aten::mm") with `inputs`, and
 // the dtype it computed in; nullopt for an operator without a formula.

@@ -68,6 +68,15 @@ TEST(FlopFormulaTest, Attention) {
                std::invalid_argument);
 }
 
+TEST(FlopFormulaTest, RecurrentLayer) {
+  // An LSTM layer, input 32 -> hidden 64 (4 gates: 256 rows), 2 sequences
+  // of 10 steps: each of the 20 steps multiplies by [256, 32] and [256, 64].
+  EXPECT_EQ(RecurrentLayerFlops({10, 2, 32}, {256, 32}, {256, 64}),
+            2 * 20 * (256 * 32 + 256 * 64));
+  EXPECT_THROW(RecurrentLayerFlops({10, 2, 16}, {256, 32}, {256, 64}),
+               std::invalid_argument);
+}
+
 // ---- Through the dispatcher -----------------------------------------------
 
 TEST(FlopCounterTest, CountsAnOperatorOnceNotItsParts) {
@@ -124,6 +133,19 @@ TEST(FlopCounterTest, CountsCpuAttentionAndItsBackward) {
   const FlopCount count = flops.count();
   EXPECT_EQ(count.forward, 8 * 2 * 4096) << count.by_operator.begin()->first;
   EXPECT_EQ(count.backward, 8 * 5 * 4096);
+}
+
+TEST(FlopCounterTest, CountsAnLstmOnTheCpu) {
+  torch::nn::LSTM lstm(torch::nn::LSTMOptions(32, 64).batch_first(true));
+  const torch::Tensor x = torch::randn({2, 10, 32});
+  FlopCounter flops;
+  std::get<0>(lstm->forward(x)).sum().backward();
+  const FlopCount count = flops.count();
+  const int64_t forward = 2 * 20 * (256 * 32 + 256 * 64);
+  // oneDNN's layer where LibTorch takes it, else the products it decomposes
+  // into (the same FLOPs).
+  EXPECT_EQ(count.forward, forward);
+  EXPECT_EQ(count.backward, 2 * forward);
 }
 
 TEST(FlopCounterTest, CountsOtherThreadsButNotParallelRegions) {
