@@ -72,9 +72,9 @@ std::string Label(const Instance& instance) {
 struct Prepared {
   std::string error;
   Counters counters;
-  // --torchbench_flops: the step's FLOPs, and the seconds they would take
-  // at the machine's measured peaks.
-  double flops = 0;
+  // --torchbench_flops: the step's FLOPs (-1: not counted), and the seconds
+  // they would take at the machine's measured peaks.
+  double flops = -1;
   double seconds_at_peak = 0;
 };
 
@@ -203,7 +203,9 @@ void SetCounters(benchmark::State& st, const Instance& instance,
     st.counters[key] = benchmark::Counter(value);
   }
   const double step_seconds = device_seconds / iterations;
-  if (prepared.flops > 0 && step_seconds > 0) {
+  // A step without products (pyhpc's, a quantized model's integer ones) has
+  // 0 of both: counted, not missing.
+  if (prepared.flops >= 0 && step_seconds > 0) {
     st.counters["flop_rate"] =
         benchmark::Counter(prepared.flops / step_seconds);
     st.counters["peak_share"] =
