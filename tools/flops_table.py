@@ -12,7 +12,8 @@ its backward share for Train), achieved GFLOP/s, peak share, the profile's
 matmul_conv_share when the run had --torchbench_profile, and what the time
 goes to (report_rules.where_time_goes, the HTML report's label). Then the
 five instances nearest the peak and the five furthest, and per domain the
-median peak share. Instances without FLOP counters (errored, or a run
+median peak share (both without the instances that have no products at all,
+named apart). Instances without FLOP counters (errored, or a run
 without the flag) are counted in the head, never silently left out.
 
 Exit status: 0 written; 2 bad input (an unreadable file, a run without any
@@ -127,12 +128,19 @@ def section(path, doc, made_with):
         + (f"; without ({len(missing)}): {', '.join(missing)}" if missing else ""),
         "",
     ]
+    # A step without products has no distance to a GEMM peak: named apart.
+    none = [r["name"] for r in rows if r["flops"] == 0]
+    ranked = [r for r in rows if r["flops"] > 0]
+    if none:
+        lines += [f"No matrix products ({len(none)}; 0 FLOPs, elementwise or integer "
+                  f"work): {', '.join(none)}.", ""]
+
     def brief(rs):
-        return "; ".join(f"{r['name']} {100 * r['share']:.0f} %" for r in rs)
-    lines += [f"Nearest the peak: {brief(rows[::-1][:5])}.", "",
-              f"Furthest from it: {brief(rows[:5])}.", ""]
+        return "; ".join(f"{r['name']} {100 * r['share']:.1f} %" for r in rs)
+    lines += [f"Nearest the peak: {brief(ranked[::-1][:5])}.", "",
+              f"Furthest from it: {brief(ranked[:5])}.", ""]
     by_domain = {}
-    for r in rows:
+    for r in ranked:
         by_domain.setdefault(r["domain"], []).append(r["share"])
     lines += ["| domain | instances | median peak share |", "|---|---:|---:|"]
     for domain in sorted(by_domain):

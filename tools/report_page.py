@@ -430,10 +430,11 @@ def peak_section(run, domain_of):
     which = (f"the {PEAK_TABLE_LOW} lowest peak shares and the {PEAK_TABLE_HIGH} highest"
              if cut else "every instance")
     out.append(f"<h3>Furthest below peak</h3><p>By peak share, lowest first: {which}. "
-               "What the time goes to is the profile's share of the step in matrix "
-               "products, convolutions and attention where the run has one (--torchbench_profile), else "
-               "a heuristic: under 100 MFLOP in a step under 2 ms is launch/overhead-bound, a "
-               "peak share of 50 % or more is near GEMM peak, the rest is below peak.</p>"
+               "What the time goes to: a peak share of 50 % or more is near GEMM peak; "
+               "under 100 MFLOP in a step under 2 ms is launch/overhead-bound; with the "
+               "profile's share of the step in matrix products, convolutions and attention "
+               "(--torchbench_profile), under half is non-product work, else the products run "
+               "below peak; without it, below peak. 0 FLOPs: no products at all.</p>"
                + table(headers, rows, num=range(2, 7 if mmc else 6)))
     left = len(insts) - len(ranked)
     if left:

@@ -30,30 +30,42 @@ def number(v):
     return v if math.isfinite(v) else None
 
 
-# What a step's time goes to, in the "against the machine's peak" section
-# (--torchbench_flops): the thresholds of where_time_goes.
+# What a step's time goes to, in the "against the machine's peak" section and
+# tools/flops_table.py (--torchbench_flops): the thresholds of where_time_goes.
 FEW_FLOPS = 1e8        # FLOPs per step below which a step is small ...
 SHORT_STEP_MS = 2.0    # ... and, when it also takes under this, overhead-bound
 NEAR_PEAK_SHARE = 0.5  # peak_share from which a step counts as near GEMM peak
+PRODUCT_BOUND = 0.5    # matmul_conv_share from which the products are the step
 
 
 def where_time_goes(flops, step_ms, peak_share, matmul_conv_share=None):
-    """A short label of what a step's time goes to. The profile's measured
-    share of the step in matrix products, convolutions and attention
-    (matmul_conv_share, --torchbench_profile) when there is one; else a
-    heuristic: few FLOPs in a short step (< FEW_FLOPS and < SHORT_STEP_MS) is
-    launch- or overhead-bound, peak_share >= NEAR_PEAK_SHARE is near the GEMM
-    peak, anything else below peak. None without a peak share to judge by."""
-    if matmul_conv_share is not None:
-        return f"GEMM/conv {100 * matmul_conv_share:.0f} % of the step"
-    if flops is not None and step_ms is not None and flops < FEW_FLOPS \
-            and step_ms < SHORT_STEP_MS:
-        return "launch/overhead-bound (few FLOPs per step)"
+    """A short label of what a step's time goes to, in this order: no
+    products at all (0 FLOPs); peak_share >= NEAR_PEAK_SHARE, near the GEMM
+    peak; few FLOPs in a short step (< FEW_FLOPS and < SHORT_STEP_MS),
+    launch/overhead-bound; with the profile's matmul_conv_share (the step's
+    share in products, --torchbench_profile): under PRODUCT_BOUND the rest of
+    the step (elementwise, normalization, copies) dominates, else the products
+    themselves run below peak (small or skinny shapes, layout conversions);
+    without it, below peak. The measured share follows when there is one.
+    None without a peak share to judge by."""
+    if flops == 0:
+        return "no matrix products (elementwise or integer work)"
     if peak_share is None:
         return None
     if peak_share >= NEAR_PEAK_SHARE:
-        return "near GEMM peak"
-    return "below peak: non-GEMM work or memory-bound"
+        label = "near GEMM peak"
+    elif flops is not None and step_ms is not None and flops < FEW_FLOPS \
+            and step_ms < SHORT_STEP_MS:
+        label = "launch/overhead-bound (few FLOPs per step)"
+    elif matmul_conv_share is None:
+        label = "below peak: non-GEMM work or memory-bound"
+    elif matmul_conv_share < PRODUCT_BOUND:
+        label = "non-product work (elementwise, normalization, copies)"
+    else:
+        label = "products below peak (small or skinny shapes, layout conversions)"
+    if matmul_conv_share is not None:
+        label += f"; products {100 * matmul_conv_share:.0f} % of the step"
+    return label
 
 
 SI_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))

@@ -28,13 +28,14 @@ def row(name, ms, flops, share, **extra):
 
 
 RUN = {
-    "context": {"torchbench_model_domains": "big:vision,tiny:nlp,lstm:speech,broken:vision",
+    "context": {"torchbench_model_domains": "big:vision,tiny:nlp,lstm:speech,broken:vision,pyhpc:science",
                 "peak_gemm_float32_flops_per_second": "2e+11",
                 "peak_copy_bytes_per_second": "2.5e+10", "peak_threads": "2",
                 "machine_peaks_source": "measured", "libtorch_version": "2.14.1"},
     "benchmarks": [
         row("big/Eval/batch_size:8", 100.0, 1.6e10, 0.8),
         row("tiny/Eval/batch_size:1", 0.5, 1e6, 0.01),
+        row("pyhpc/Eval/batch_size:1", 0.3, 0.0, 0.0),
         row("lstm/Train/batch_size:4", 50.0, 2e9, 0.2, flops_backward=1.2e9,
             matmul_conv_share=0.35),
         {"name": "broken/Eval/batch_size:1", "run_name": "broken/Eval/batch_size:1",
@@ -72,13 +73,21 @@ class FlopsTableTest(unittest.TestCase):
         self.assertIn("fp32 GEMM 200 GFLOP/s, copy 25.0 GB/s", text)
         table = [l for l in text.splitlines() if l.startswith("| ") and "/batch_size:" in l]
         self.assertEqual([l.split(" | ")[0][2:] for l in table],
-                         ["tiny/Eval/batch_size:1", "lstm/Train/batch_size:4", "big/Eval/batch_size:8"])
+                         ["pyhpc/Eval/batch_size:1", "tiny/Eval/batch_size:1",
+                          "lstm/Train/batch_size:4", "big/Eval/batch_size:8"])
+        self.assertIn("no matrix products", table[0])
+        self.assertIn("No matrix products (1; 0 FLOPs, elementwise or integer work): "
+                      "pyhpc/Eval/batch_size:1.", text)
+        self.assertIn("Furthest from it: tiny/Eval/batch_size:1 1.0 %;", text)
+        self.assertNotIn("| science | 1 |", text)
+        table = table[1:]
         self.assertIn("launch/overhead-bound", table[0])
         self.assertIn("2 (60 % bwd)", table[1])
-        self.assertIn("GEMM/conv 35 % of the step", table[1])
+        self.assertIn("non-product work (elementwise, normalization, copies); "
+                      "products 35 % of the step", table[1])
         self.assertIn("near GEMM peak", table[2])
         self.assertIn("without (2): broken/Eval/batch_size:1, plain/Eval/batch_size:1", text)
-        self.assertIn("Nearest the peak: big/Eval/batch_size:8 80 %", text)
+        self.assertIn("Nearest the peak: big/Eval/batch_size:8 80.0 %", text)
         self.assertIn("| vision | 1 | 80.0 % |", text)
 
     def test_bad_input(self):

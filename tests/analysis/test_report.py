@@ -431,7 +431,7 @@ class AgainstPeak(PageTest):
         for cell in (">0.8<", ">5 M<", ">6.25 G<", ">4.2 %<", ">—<",
                      "launch/overhead-bound (few FLOPs per step)"):
             self.assertInPage(cell, row)
-        self.assertInPage("GEMM/conv 35 % of the step", table)
+        self.assertInPage("products 35 % of the step", table)
         self.assertInPage("below peak: non-GEMM work or memory-bound", table)
         self.assertInPage("near GEMM peak", table)
         self.assertNotInPage("BERT_pytorch", sec)
@@ -489,9 +489,18 @@ class AgainstPeak(PageTest):
 
     def test_where_time_goes(self):
         from report_rules import where_time_goes
-        self.assertEqual(where_time_goes(5e7, 1.0, 0.9, 0.35), "GEMM/conv 35 % of the step")
-        self.assertEqual(where_time_goes(5e7, 1.0, 0.9),
+        self.assertEqual(where_time_goes(5e7, 1.0, 0.9, 0.35),
+                         "near GEMM peak; products 35 % of the step")
+        self.assertEqual(where_time_goes(5e7, 1.0, 0.1),
                          "launch/overhead-bound (few FLOPs per step)")
+        self.assertEqual(where_time_goes(1e9, 5.0, 0.2, 0.3),
+                         "non-product work (elementwise, normalization, copies); "
+                         "products 30 % of the step")
+        self.assertEqual(where_time_goes(1e9, 5.0, 0.2, 0.8),
+                         "products below peak (small or skinny shapes, layout conversions); "
+                         "products 80 % of the step")
+        self.assertEqual(where_time_goes(0, 1.0, 0.0),
+                         "no matrix products (elementwise or integer work)")
         self.assertEqual(where_time_goes(5e7, 3.0, 0.6), "near GEMM peak")
         self.assertEqual(where_time_goes(1e9, 1.0, 0.2),
                          "below peak: non-GEMM work or memory-bound")
