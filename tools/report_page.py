@@ -10,7 +10,7 @@ import statistics
 
 import report_plots as plots
 from html_page import page
-from report_rules import RULES, number, si, where_time_goes
+from report_rules import RULES, memory_floor_share, number, si, where_time_goes
 
 CSS = """
 header{margin-bottom:1em}
@@ -420,8 +420,10 @@ def peak_section(run, domain_of):
                         f"{len(ranked) - PEAK_TABLE_LOW - PEAK_TABLE_HIGH} more …</td></tr>")
             continue
         share = inst.get("matmul_conv_share")
+        memory = memory_floor_share(inst.get("params"), inst.label, run.peaks["copy"],
+                                    inst.time_ms)
         what = where_time_goes(inst.get("flops_per_step"), inst.time_ms,
-                               inst.get("peak_share"), share)
+                               inst.get("peak_share"), share, memory)
         rows.append(f"<tr><td>{e(inst.name)}</td><td>{e(domain_of(inst.model))}</td>"
                     + td(fnum(inst.time_ms)) + td(si(inst.get("flops_per_step")))
                     + td(si(inst.flop_rate())) + td(share_pct(inst.get("peak_share")))
@@ -431,6 +433,8 @@ def peak_section(run, domain_of):
              if cut else "every instance")
     out.append(f"<h3>Furthest below peak</h3><p>By peak share, lowest first: {which}. "
                "What the time goes to: a peak share of 50 % or more is near GEMM peak; "
+               "reading the weights once at the copy bandwidth taking half the step or more, "
+               "memory-bound; "
                "under 100 MFLOP in a step under 2 ms is launch/overhead-bound; with the "
                "profile's share of the step in matrix products, convolutions and attention "
                "(--torchbench_profile), under half is non-product work, else the products run "

@@ -28,7 +28,7 @@ def row(name, ms, flops, share, **extra):
 
 
 RUN = {
-    "context": {"torchbench_model_domains": "big:vision,tiny:nlp,lstm:speech,broken:vision,pyhpc:science",
+    "context": {"torchbench_model_domains": "big:vision,tiny:nlp,lstm:speech,broken:vision,pyhpc:science,gemv:recommendation",
                 "peak_gemm_float32_flops_per_second": "2e+11",
                 "peak_copy_bytes_per_second": "2.5e+10", "peak_threads": "2",
                 "machine_peaks_source": "measured", "libtorch_version": "2.14.1"},
@@ -36,6 +36,8 @@ RUN = {
         row("big/Eval/batch_size:8", 100.0, 1.6e10, 0.8),
         row("tiny/Eval/batch_size:1", 0.5, 1e6, 0.01),
         row("pyhpc/Eval/batch_size:1", 0.3, 0.0, 0.0),
+        # 2e8 float32 weights, 0.8 GB, at 25 GB/s: 32 ms of a 40 ms step.
+        row("gemv/Eval/batch_size:1", 40.0, 4e8, 0.05, params=2e8, label="precision:fp32"),
         row("lstm/Train/batch_size:4", 50.0, 2e9, 0.2, flops_backward=1.2e9,
             matmul_conv_share=0.35),
         {"name": "broken/Eval/batch_size:1", "run_name": "broken/Eval/batch_size:1",
@@ -51,6 +53,16 @@ def run_tool(*argv):
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         status = flops_table.main(list(argv))
     return status, err.getvalue()
+
+
+class MemoryFloorTest(unittest.TestCase):
+    def test_weights_at_the_copy_bandwidth(self):
+        from report_rules import memory_floor_share
+        # 1e8 weights: 400 MB float32 at 20 GB/s is 20 ms, half of 40 ms.
+        self.assertAlmostEqual(memory_floor_share(1e8, "precision:fp32", 2e10, 40.0), 0.5)
+        self.assertAlmostEqual(memory_floor_share(1e8, "precision:bf16", 2e10, 40.0), 0.25)
+        self.assertAlmostEqual(memory_floor_share(1e8, "precision:amp_bf16", 2e10, 40.0), 0.5)
+        self.assertIsNone(memory_floor_share(None, "", 2e10, 40.0))
 
 
 class FlopsTableTest(unittest.TestCase):
@@ -74,7 +86,11 @@ class FlopsTableTest(unittest.TestCase):
         table = [l for l in text.splitlines() if l.startswith("| ") and "/batch_size:" in l]
         self.assertEqual([l.split(" | ")[0][2:] for l in table],
                          ["pyhpc/Eval/batch_size:1", "tiny/Eval/batch_size:1",
-                          "lstm/Train/batch_size:4", "big/Eval/batch_size:8"])
+                          "gemv/Eval/batch_size:1", "lstm/Train/batch_size:4",
+                          "big/Eval/batch_size:8"])
+        self.assertIn("| 80 % | memory-bound: reading the weights once takes 80 % of the step |",
+                      table[2])
+        del table[2]
         self.assertIn("no matrix products", table[0])
         self.assertIn("No matrix products (1; 0 FLOPs, elementwise or integer work): "
                       "pyhpc/Eval/batch_size:1.", text)
