@@ -10,9 +10,10 @@ the command that made it, --made-with, one per run in order): every instance
 with flops_per_step, sorted by peak_share: step time, GFLOP per step (and
 its backward share for Train), achieved GFLOP/s, peak share, the profile's
 matmul_conv_share when the run had --torchbench_profile (the step's share in
-matrix products, convolutions and attention), the share of the step that
-reading the weights once at the measured copy bandwidth takes
-(report_rules.memory_floor_share), and what the time goes to
+matrix products, convolutions and attention), the roofline share (each
+product at the longer of its FLOPs at the peak and its bytes at the copy
+bandwidth, over the step) and the memory-bound share of that roofline time
+(the program's roofline_share and memory_bound_share), and what the time goes to
 (report_rules.where_time_goes, the HTML report's label). Then the
 five instances nearest the peak and the five furthest, and per domain the
 median peak share (both without the instances that have no products at all,
@@ -32,7 +33,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from report_rules import memory_floor_share, where_time_goes  # noqa: E402
+from report_rules import where_time_goes  # noqa: E402
 from tbench import errors, files, results  # noqa: E402
 
 DTYPE_SHORT = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "float64": "fp64"}
@@ -89,7 +90,6 @@ def instance_rows(doc):
             missing.append(name)
             continue
         step_ms = results.real_time(row, "ms")
-        copy = context.get("peak_copy_bytes_per_second")
         out.append({
             "name": name,
             "domain": domains.get(name.split("/")[0], "?"),
@@ -100,8 +100,8 @@ def instance_rows(doc):
             "rate": row.get("flop_rate", flops / (step_ms / 1e3)),
             "share": share,
             "product": row.get("matmul_conv_share"),
-            "memory": memory_floor_share(row.get("params"), row.get("label"),
-                                         float(copy) if copy else None, step_ms),
+            "roofline": row.get("roofline_share"),
+            "memory": row.get("memory_bound_share"),
         })
     out.sort(key=lambda r: r["share"])
     return out, sorted(missing)
@@ -113,10 +113,12 @@ def fmt_row(r):
         backward = f" ({100 * r['backward'] / r['flops']:.0f} % bwd)"
     product = f"{100 * r['product']:.0f} %" if r["product"] is not None else "—"
     memory = f"{100 * r['memory']:.0f} %" if r["memory"] is not None else "—"
+    roof = f"{100 * r['roofline']:.1f} %" if r["roofline"] is not None else "—"
     goes = where_time_goes(r["flops"], r["step_ms"], r["share"], r["product"],
                            r["memory"]) or "—"
     return (f"| {r['name']} | {r['domain']} | {r['step_ms']:.2f} | {r['flops'] / 1e9:.3g}{backward} | "
-            f"{r['rate'] / 1e9:.3g} | {100 * r['share']:.1f} % | {product} | {memory} | {goes} |")
+            f"{r['rate'] / 1e9:.3g} | {100 * r['share']:.1f} % | {roof} | {memory} | {product} | "
+            f"{goes} |")
 
 
 def section(path, doc, made_with):
@@ -156,8 +158,8 @@ def section(path, doc, made_with):
         shares = by_domain[domain]
         lines.append(f"| {domain} | {len(shares)} | {100 * statistics.median(shares):.1f} % |")
     lines += ["", "| instance | domain | step ms | GFLOP/step | GFLOP/s | peak share | "
-              "products' share of step | weights at bandwidth | time goes to |",
-              "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+              "roofline share | memory-bound | products' share of step | time goes to |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     lines += [fmt_row(r) for r in rows]
     return lines + [""]
 
@@ -182,8 +184,10 @@ def main(argv=None):
                  "in, over the measured step (1 = as fast as this LibTorch's best large GEMM). "
                  "FLOPs: matrix products, convolutions and attention (FlopCounterMode's formulas; "
                  "lib/program/flop_counter.h says where they differ), forward and backward. "
-                 "weights at bandwidth: the model's weights read once at the measured copy "
-                 "bandwidth, over the step: a floor under its memory time.", ""]
+                 "roofline share: each product call at the longer of its FLOPs at the peak "
+                 "and its operands' bytes at the measured copy bandwidth, over the step; "
+                 "memory-bound: the part of that roofline time in calls whose bytes are the "
+                 "longer (matrix-vector shapes).", ""]
         for path, made_with in zip(args.runs, made):
             try:
                 doc = results.load(path)

@@ -10,7 +10,7 @@ import statistics
 
 import report_plots as plots
 from html_page import page
-from report_rules import RULES, memory_floor_share, number, si, where_time_goes
+from report_rules import RULES, number, si, where_time_goes
 
 CSS = """
 header{margin-bottom:1em}
@@ -386,7 +386,8 @@ def peak_section(run, domain_of):
     source = peaks["source"] or "—"
     facts.append(fact("peaks from", PEAK_SOURCES.get(source, source)))
     out = ["<p>Each point is one instance: the FLOP/s it achieved (FLOPs per step ÷ step "
-           "time) against the FLOPs of one step, both on log scales. The horizontal lines are "
+           "time) against the arithmetic intensity of its products where the run counted "
+           "their bytes (else the FLOPs of one step), both on log scales. The horizontal lines are "
            "the machine's GEMM peak for each dtype as the run's context records them (“peaks "
            "from”); the dotted diagonals are constant step times. Peak share is the time a "
            "machine running every FLOP of the step at the GEMM peak of its dtype would take, "
@@ -394,15 +395,30 @@ def peak_section(run, domain_of):
            '<div class="facts">' + "".join(facts) + "</div>"]
     if not peaks["gemm"]:
         out.append("<p><i>The run's context holds no GEMM peak: no peak line.</i></p>")
+    # The roofline where every instance has its products' bytes (the program
+    # counts them since product_bytes) and the run its bandwidth; else FLOPs
+    # per step on the x axis.
+    intensity = peaks["copy"] and all(i.get("product_bytes") for i in insts
+                                      if i.get("flops_per_step"))
     svg = plots.roofline(
-        [(i.name, domain_of(i.model), i.mode, i.get("flops_per_step"), i.flop_rate(),
+        [(i.name, domain_of(i.model), i.mode,
+          (i.get("flops_per_step") / i.get("product_bytes") if intensity
+           else i.get("flops_per_step")), i.flop_rate(),
           flops_hover(i, domain_of(i.model))) for i in insts],
-        [(short, v) for _, short, v in peaks["gemm"]])
+        [(short, v) for _, short, v in peaks["gemm"]],
+        bandwidth=peaks["copy"] if intensity else None)
     if svg:
         out.append(f'<div class="plots"><figure>{svg}</figure></div>')
-    out.append('<p class="muted">Arithmetic intensity (FLOPs per byte) is not available: the '
-               "bytes a step moves are not measured, so the x axis is FLOPs per step and the "
-               "copy bandwidth draws no memory roof.</p>")
+    if intensity:
+        out.append('<p class="muted">x: the arithmetic intensity of the step\'s products '
+                   "(its FLOPs over the bytes its matrix products, convolutions and "
+                   "attention read and write, each operand once: product_bytes); the "
+                   "sloped line is the copy bandwidth's roof. Elementwise work is not in "
+                   "either, so a point far below both roofs spends its time there.</p>")
+    else:
+        out.append('<p class="muted">Arithmetic intensity (FLOPs per byte) is not available: '
+                   "the run has no product_bytes, so the x axis is FLOPs per step and the "
+                   "copy bandwidth draws no memory roof.</p>")
     ranked = sorted((i for i in insts if i.get("peak_share") is not None),
                     key=lambda i: (i.get("peak_share"), i.name))
     if not ranked:
@@ -420,10 +436,8 @@ def peak_section(run, domain_of):
                         f"{len(ranked) - PEAK_TABLE_LOW - PEAK_TABLE_HIGH} more …</td></tr>")
             continue
         share = inst.get("matmul_conv_share")
-        memory = memory_floor_share(inst.get("params"), inst.label, run.peaks["copy"],
-                                    inst.time_ms)
         what = where_time_goes(inst.get("flops_per_step"), inst.time_ms,
-                               inst.get("peak_share"), share, memory)
+                               inst.get("peak_share"), share, inst.get("memory_bound_share"))
         rows.append(f"<tr><td>{e(inst.name)}</td><td>{e(domain_of(inst.model))}</td>"
                     + td(fnum(inst.time_ms)) + td(si(inst.get("flops_per_step")))
                     + td(si(inst.flop_rate())) + td(share_pct(inst.get("peak_share")))
@@ -433,8 +447,8 @@ def peak_section(run, domain_of):
              if cut else "every instance")
     out.append(f"<h3>Furthest below peak</h3><p>By peak share, lowest first: {which}. "
                "What the time goes to: a peak share of 50 % or more is near GEMM peak; "
-               "reading the weights once at the copy bandwidth taking half the step or more, "
-               "memory-bound; "
+               "half or more of the products' roofline time in calls bound by their bytes at the "
+               "copy bandwidth (memory_bound_share), memory-bound products; "
                "under 100 MFLOP in a step under 2 ms is launch/overhead-bound; with the "
                "profile's share of the step in matrix products, convolutions and attention "
                "(--torchbench_profile), under half is non-product work, else the products run "

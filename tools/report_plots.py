@@ -315,15 +315,20 @@ def _seconds(t):
     return f"{t:.0e} s"
 
 
-def roofline(points, peaks):
-    """points: [(instance, domain, mode, FLOPs per step, FLOP/s, hover text)];
-    peaks: [(dtype, FLOP/s)]: each instance's achieved FLOP/s against its
-    FLOPs per step (log-log), coloured by domain, Train and Eval as distinct
-    markers, a horizontal line per measured GEMM peak and dotted diagonals of
-    constant step time (FLOP/s = FLOPs ÷ seconds)."""
+def roofline(points, peaks, bandwidth=None):
+    """points: [(instance, domain, mode, x, FLOP/s, hover text)]; peaks:
+    [(dtype, FLOP/s)]: each instance's achieved FLOP/s (log-log), coloured by
+    domain, Train and Eval as distinct markers, a horizontal line per
+    measured GEMM peak. x is FLOPs per step, with dotted diagonals of
+    constant step time (FLOP/s = FLOPs ÷ seconds); or, with `bandwidth`
+    (bytes/s), the products' arithmetic intensity (FLOPs per byte moved),
+    with the memory roof FLOP/s = intensity × bandwidth up to each peak: the
+    roofline."""
     points = [p for p in points if p[3] and p[3] > 0 and p[4] and p[4] > 0]
     if not points:
         return ""
+    if bandwidth:
+        return _intensity_roofline(points, peaks, bandwidth)
     colors = domain_colors(p[1] for p in points)
     xs, ys = [p[3] for p in points], [p[4] for p in points]
     tops = [v for _, v in peaks]
@@ -390,3 +395,55 @@ def roofline(points, peaks):
         ax.set_axisbelow(True)
         return to_svg(fig, "achieved FLOP/s against FLOPs per step, with the GEMM peaks",
                       titles)
+
+
+def _intensity_roofline(points, peaks, bandwidth):
+    colors = domain_colors(p[1] for p in points)
+    xs, ys = [p[3] for p in points], [p[4] for p in points]
+    tops = [v for _, v in peaks]
+    ridge = max(tops) / bandwidth if tops else max(xs)
+    x0, x1 = min(xs + [ridge]) / 3, max(xs + [ridge]) * 3
+    y0, y1 = min(ys + tops + [x0 * bandwidth]) / 3, max(ys + tops) * 3
+    with plt.rc_context(STYLE):
+        fig = _fig(7.2, 4.2)
+        ax = fig.add_subplot()
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(x0, x1)
+        ax.set_ylim(y0, y1)
+        for i, (dtype, v) in enumerate(sorted(peaks, key=lambda p: -p[1])):
+            knee = v / bandwidth
+            ax.plot([knee, x1], [v, v], color="#333333", lw=1.0,
+                    ls=PEAK_STYLES[i % len(PEAK_STYLES)], zorder=2)
+            ax.annotate(_text(f"{dtype} GEMM peak {si(v, 'FLOP/s')}"), (x1, v),
+                        textcoords="offset points", xytext=(-3, 2), ha="right", va="bottom",
+                        fontsize=7.5, color="#333333")
+        top = max(tops) if tops else y1
+        ax.plot([x0, top / bandwidth], [x0 * bandwidth, top], color="#333333", lw=1.0,
+                zorder=2)
+        ax.annotate(_text(f"copy bandwidth {si(bandwidth, 'B/s')}"), (x0, x0 * bandwidth),
+                    textcoords="offset points", xytext=(4, 6), ha="left", va="bottom",
+                    fontsize=7.5, color="#333333", rotation=0)
+        titles = {}
+        for n, (name, domain, mode, x, y, hover) in enumerate(points):
+            line, = ax.plot([x], [y], MODE_MARKERS.get(mode, "s"), color=colors[domain],
+                            ms=5.5, mec="white", mew=0.5, alpha=0.9, zorder=3)
+            line.set_gid(f"pt{n}")
+            titles[f"pt{n}"] = hover
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_locator(LogLocator(base=10))
+            axis.set_minor_formatter(NullFormatter())
+            axis.set_major_formatter(FuncFormatter(lambda v, _: si(v)))
+        ax.set_xlabel("arithmetic intensity of the products, FLOPs per byte (log)")
+        ax.set_ylabel("achieved FLOP/s (log)")
+        handles = [Line2D([], [], ls="", marker="o", color=c, ms=5.5, label=_text(d))
+                   for d, c in colors.items()]
+        handles += [Line2D([], [], ls="", marker=m, color="#666666", ms=5.5, label=mode)
+                    for mode, m in MODE_MARKERS.items()
+                    if any(p[2] == mode for p in points)]
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  frameon=False, fontsize=8, handletextpad=0.3, labelspacing=0.35)
+        ax.grid(True)
+        ax.set_axisbelow(True)
+        return to_svg(fig, "the roofline: achieved FLOP/s against the products' arithmetic "
+                      "intensity, with the GEMM peaks and the copy bandwidth", titles)

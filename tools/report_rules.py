@@ -38,27 +38,16 @@ NEAR_PEAK_SHARE = 0.5  # peak_share from which a step counts as near GEMM peak
 PRODUCT_BOUND = 0.5    # matmul_conv_share from which the products are the step
 
 
-MEMORY_BOUND = 0.5     # memory_floor_share from which a step is memory-bound
-
-
-def memory_floor_share(params, label, copy_bytes_per_second, step_ms):
-    """The share of a step that reading the model's weights once takes at the
-    machine's measured copy bandwidth (--torchbench_flops' context): a floor
-    under its memory time, since every step reads every weight at least once
-    (a batch-1 linear layer is a matrix-vector product, bound by exactly
-    that). Weights are 2 bytes under the bf16 and fp16 precisions (the label's
-    precision:), else 4 (amp keeps float32 weights). None without the numbers."""
-    if not params or not copy_bytes_per_second or not step_ms:
-        return None
-    size = 2 if ("precision:bf16" in (label or "") or "precision:fp16" in (label or "")) else 4
-    return params * size / copy_bytes_per_second / (step_ms / 1e3)
+MEMORY_BOUND = 0.5     # memory_bound_share from which the products are bandwidth-bound
 
 
 def where_time_goes(flops, step_ms, peak_share, matmul_conv_share=None,
-                    memory_floor=None):
+                    memory_bound_share=None):
     """A short label of what a step's time goes to, in this order: no
     products at all (0 FLOPs); peak_share >= NEAR_PEAK_SHARE, near the GEMM
-    peak; memory_floor (memory_floor_share) >= MEMORY_BOUND, memory-bound;
+    peak; the program's memory_bound_share (of the products' roofline time,
+    the part in calls whose bytes at the copy bandwidth outlast their FLOPs at
+    the GEMM peak) >= MEMORY_BOUND, memory-bound products;
     few FLOPs in a short step (< FEW_FLOPS and < SHORT_STEP_MS),
     launch/overhead-bound; with the profile's matmul_conv_share (the step's
     share in products, --torchbench_profile): under PRODUCT_BOUND the rest of
@@ -72,9 +61,9 @@ def where_time_goes(flops, step_ms, peak_share, matmul_conv_share=None,
         return None
     if peak_share >= NEAR_PEAK_SHARE:
         label = "near GEMM peak"
-    elif memory_floor is not None and memory_floor >= MEMORY_BOUND:
-        label = (f"memory-bound: reading the weights once takes {100 * memory_floor:.0f} % "
-                 "of the step")
+    elif memory_bound_share is not None and memory_bound_share >= MEMORY_BOUND:
+        label = (f"memory-bound products: {100 * memory_bound_share:.0f} % of their roofline "
+                 "time is operand traffic")
     elif flops is not None and step_ms is not None and flops < FEW_FLOPS \
             and step_ms < SHORT_STEP_MS:
         label = "launch/overhead-bound (few FLOPs per step)"

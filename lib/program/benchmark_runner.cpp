@@ -76,6 +76,7 @@ struct Prepared {
   // they would take at the machine's measured peaks.
   double flops = -1;
   double seconds_at_peak = 0;
+  double seconds_at_roofline = 0;
 };
 
 // One untimed step under OpCoverage; appends the instance's line to `path`.
@@ -127,8 +128,15 @@ Counters FlopPass(Instance& instance, const MachinePeaks& peaks,
   if (!count.error.empty()) throw std::runtime_error(count.error);
   prepared->flops = static_cast<double>(count.total());
   prepared->seconds_at_peak = SecondsAtPeak(count, peaks);
-  Counters counters = {{"flops_per_step", prepared->flops},
-                       {"flops_forward", static_cast<double>(count.forward)}};
+  const Roofline roofline = RooflineOf(count, peaks);
+  prepared->seconds_at_roofline = roofline.seconds;
+  Counters counters = {
+      {"flops_per_step", prepared->flops},
+      {"flops_forward", static_cast<double>(count.forward)},
+      {"product_bytes", static_cast<double>(count.bytes)},
+      {"memory_bound_share",
+       roofline.seconds > 0 ? roofline.memory_bound_seconds / roofline.seconds
+                            : 0}};
   if (instance.config().mode == Mode::kTrain) {
     counters["flops_backward"] = static_cast<double>(count.backward);
     counters["flops_optimizer"] = static_cast<double>(count.optimizer);
@@ -210,6 +218,8 @@ void SetCounters(benchmark::State& st, const Instance& instance,
         benchmark::Counter(prepared.flops / step_seconds);
     st.counters["peak_share"] =
         benchmark::Counter(prepared.seconds_at_peak / step_seconds);
+    st.counters["roofline_share"] =
+        benchmark::Counter(prepared.seconds_at_roofline / step_seconds);
   }
 }
 

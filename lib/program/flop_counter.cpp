@@ -266,17 +266,42 @@ enum Phase { kForward = 0, kBackward = 1, kOptimizer = 2 };
 
 // A thread's nesting under the active counter: operators with a formula,
 // autograd engine nodes and "Optimizer.step#" scopes open on this thread.
+// The counted operator open on a thread: recorded when it ends, with the
+// bytes of its outputs.
+struct OpenProduct {
+  const char* op = nullptr;  // nullptr: none
+  ProductCall call;
+  int phase = 0;
+};
+
 struct ThreadNesting {
   uint64_t generation = 0;
   int counted_depth = 0;
   int backward_nodes = 0;
   int optimizer_scopes = 0;
+  OpenProduct open;
 };
 thread_local ThreadNesting nesting;
 
 ThreadNesting& NestingFor(uint64_t generation) {
-  if (nesting.generation != generation) nesting = {generation, 0, 0, 0};
+  if (nesting.generation != generation) nesting = {generation, 0, 0, 0, {}};
   return nesting;
+}
+
+// The bytes of the tensors in `values` (a tensor list's too).
+int64_t TensorBytes(c10::ArrayRef<c10::IValue> values) {
+  int64_t bytes = 0;
+  for (const c10::IValue& v : values) {
+    if (v.isTensor()) {
+      const at::Tensor& t = v.toTensor();
+      if (t.defined()) bytes += static_cast<int64_t>(t.nbytes());
+    } else if (v.isTensorList()) {
+      for (const at::Tensor& t : v.toTensorVector()) {
+        if (t.defined()) bytes += static_cast<int64_t>(t.nbytes());
+      }
+    }
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -308,10 +333,11 @@ struct FlopCounterCallbacks {
         // Thrown through the dispatcher, it would fail the operator.
         try {
           const OperatorFlops f = Evaluate(r->formula, fn.inputs());
-          c->Add(r->name, f.dtype, f.flops,
-                 n.optimizer_scopes > 0 ? kOptimizer
-                 : n.backward_nodes > 0 ? kBackward
-                                        : kForward);
+          n.open = {r->name,
+                    {f.dtype, f.flops, TensorBytes(fn.inputs())},
+                    n.optimizer_scopes > 0 ? kOptimizer
+                    : n.backward_nodes > 0 ? kBackward
+                                           : kForward};
         } catch (const std::exception& e) {
           c->Fail(absl::StrCat(r->name, ": ", e.what()));
         }
@@ -331,7 +357,11 @@ struct FlopCounterCallbacks {
       if (n.backward_nodes > 0) --n.backward_nodes;
     } else if (fn.scope() == at::RecordScope::FUNCTION &&
                Find(fn.name()) != nullptr && n.counted_depth > 0) {
-      --n.counted_depth;
+      if (--n.counted_depth == 0 && n.open.op != nullptr) {
+        n.open.call.bytes += TensorBytes(fn.outputs());
+        c->Add(n.open.op, n.open.call, n.open.phase);
+        n.open = {};
+      }
     }
   }
 };
@@ -345,6 +375,7 @@ FlopCounter::FlopCounter() : generation_(++generations) {
       at::RecordFunctionCallback(&FlopCounterCallbacks::Start,
                                  &FlopCounterCallbacks::End)
           .needsInputs(true)
+          .needsOutputs(true)
           .scopes({at::RecordScope::FUNCTION,
                    at::RecordScope::BACKWARD_FUNCTION,
                    at::RecordScope::USER_SCOPE}));
@@ -369,14 +400,15 @@ void FlopCounter::Fail(const std::string& error) {
   if (count_.error.empty()) count_.error = error;
 }
 
-void FlopCounter::Add(const char* op, c10::ScalarType dtype, int64_t flops,
-                      int phase) {
+void FlopCounter::Add(const char* op, const ProductCall& call, int phase) {
   std::lock_guard<std::mutex> lock(mu_);
   (phase == kOptimizer  ? count_.optimizer
    : phase == kBackward ? count_.backward
-                        : count_.forward) += flops;
-  count_.by_dtype[dtype] += flops;
-  count_.by_operator[op] += flops;
+                        : count_.forward) += call.flops;
+  count_.by_dtype[call.dtype] += call.flops;
+  count_.by_operator[op] += call.flops;
+  count_.bytes += call.bytes;
+  count_.calls.push_back(call);
 }
 
 }  // namespace torchbench

@@ -26,8 +26,12 @@
 //     and its backward) count as the other SDPA kernels do; there they have
 //     no formula and attention on a CPU counts 0.
 //
+// Each counted call also records the bytes of its tensor inputs and outputs:
+// the least it moves, which with the machine's bandwidth puts a roofline
+// under it (machine_peak.h).
+//
 // Installing the counter adds a RecordFunction callback that records every
-// operator's inputs: a counted step is slower, so it is never a timed one
+// operator's inputs and outputs: a counted step is slower, so it is never a timed one
 // (benchmark_runner.cpp counts in Prepare). FlopCounter::Active() says
 // whether one is installed.
 //
@@ -50,14 +54,24 @@
 
 namespace torchbench {
 
+// One counted operator call: its FLOPs, the dtype it computed in, and the
+// bytes of its tensor inputs and outputs (what it must move at least once).
+struct ProductCall {
+  c10::ScalarType dtype = c10::ScalarType::Float;
+  int64_t flops = 0;
+  int64_t bytes = 0;
+};
+
 // One step's FLOPs, by phase, by the dtype the operator computed in, and by
-// operator ("aten::mm", ...).
+// operator ("aten::mm", ...); the counted calls and their bytes.
 struct FlopCount {
   int64_t forward = 0;
   int64_t backward = 0;
   int64_t optimizer = 0;
   std::map<c10::ScalarType, int64_t> by_dtype;
   std::map<std::string, int64_t> by_operator;
+  int64_t bytes = 0;
+  std::vector<ProductCall> calls;
   // The first operator whose inputs a formula could not read ("" if none):
   // the count is incomplete.
   std::string error;
@@ -79,7 +93,7 @@ class FlopCounter {
 
  private:
   friend struct FlopCounterCallbacks;
-  void Add(const char* op, c10::ScalarType dtype, int64_t flops, int phase);
+  void Add(const char* op, const ProductCall& call, int phase);
   void Fail(const std::string& error);
 
   uint64_t handle_ = 0;

@@ -186,6 +186,26 @@ std::optional<MachinePeaks> PeaksFromContext(const ContextPairs& context) {
   return std::nullopt;
 }
 
+Roofline RooflineOf(const FlopCount& count, const MachinePeaks& peaks) {
+  const auto& gemm = peaks.gemm_flops_per_second;
+  const auto fp32 = gemm.find(c10::ScalarType::Float);
+  Roofline roofline;
+  for (const ProductCall& call : count.calls) {
+    auto it = gemm.find(call.dtype);
+    if (it == gemm.end()) it = fp32;
+    const double compute = it != gemm.end() && it->second > 0
+                               ? static_cast<double>(call.flops) / it->second
+                               : 0;
+    const double memory =
+        peaks.copy_bytes_per_second > 0
+            ? static_cast<double>(call.bytes) / peaks.copy_bytes_per_second
+            : 0;
+    roofline.seconds += std::max(compute, memory);
+    if (memory > compute) roofline.memory_bound_seconds += memory;
+  }
+  return roofline;
+}
+
 double SecondsAtPeak(const FlopCount& count, const MachinePeaks& peaks) {
   const auto fp32 = peaks.gemm_flops_per_second.find(c10::ScalarType::Float);
   double seconds = 0;

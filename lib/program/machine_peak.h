@@ -58,6 +58,17 @@ std::optional<MachinePeaks> PeaksFromContext(const ContextPairs& context);
 // dtype each FLOP ran in (a dtype without a measured peak at float32's).
 double SecondsAtPeak(const FlopCount& count, const MachinePeaks& peaks);
 
+// The roofline of a step's products: each call takes at least the longer of
+// its FLOPs at its dtype's GEMM peak and its bytes at the copy bandwidth.
+// `seconds` sums that over the calls; `memory_bound_seconds` the part of it
+// in calls whose bytes are the longer (a matrix-vector product's, a small
+// batch's linear layer). Without a bandwidth, FLOPs alone.
+struct Roofline {
+  double seconds = 0;
+  double memory_bound_seconds = 0;
+};
+Roofline RooflineOf(const FlopCount& count, const MachinePeaks& peaks);
+
 // "float32", "bfloat16", "float16", ... as the context keys spell them.
 std::string DtypeName(c10::ScalarType dtype);
 

@@ -36,8 +36,9 @@ RUN = {
         row("big/Eval/batch_size:8", 100.0, 1.6e10, 0.8),
         row("tiny/Eval/batch_size:1", 0.5, 1e6, 0.01),
         row("pyhpc/Eval/batch_size:1", 0.3, 0.0, 0.0),
-        # 2e8 float32 weights, 0.8 GB, at 25 GB/s: 32 ms of a 40 ms step.
-        row("gemv/Eval/batch_size:1", 40.0, 4e8, 0.05, params=2e8, label="precision:fp32"),
+        # Matrix-vector products: their operands' bytes bound them.
+        row("gemv/Eval/batch_size:1", 40.0, 4e8, 0.05, roofline_share=0.8,
+            memory_bound_share=0.97),
         row("lstm/Train/batch_size:4", 50.0, 2e9, 0.2, flops_backward=1.2e9,
             matmul_conv_share=0.35),
         {"name": "broken/Eval/batch_size:1", "run_name": "broken/Eval/batch_size:1",
@@ -53,16 +54,6 @@ def run_tool(*argv):
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         status = flops_table.main(list(argv))
     return status, err.getvalue()
-
-
-class MemoryFloorTest(unittest.TestCase):
-    def test_weights_at_the_copy_bandwidth(self):
-        from report_rules import memory_floor_share
-        # 1e8 weights: 400 MB float32 at 20 GB/s is 20 ms, half of 40 ms.
-        self.assertAlmostEqual(memory_floor_share(1e8, "precision:fp32", 2e10, 40.0), 0.5)
-        self.assertAlmostEqual(memory_floor_share(1e8, "precision:bf16", 2e10, 40.0), 0.25)
-        self.assertAlmostEqual(memory_floor_share(1e8, "precision:amp_bf16", 2e10, 40.0), 0.5)
-        self.assertIsNone(memory_floor_share(None, "", 2e10, 40.0))
 
 
 class FlopsTableTest(unittest.TestCase):
@@ -88,8 +79,8 @@ class FlopsTableTest(unittest.TestCase):
                          ["pyhpc/Eval/batch_size:1", "tiny/Eval/batch_size:1",
                           "gemv/Eval/batch_size:1", "lstm/Train/batch_size:4",
                           "big/Eval/batch_size:8"])
-        self.assertIn("| 80 % | memory-bound: reading the weights once takes 80 % of the step |",
-                      table[2])
+        self.assertIn("| 5.0 % | 80.0 % | 97 % | — | memory-bound products: 97 % of their "
+                      "roofline time is operand traffic |", table[2])
         del table[2]
         self.assertIn("no matrix products", table[0])
         self.assertIn("No matrix products (1; 0 FLOPs, elementwise or integer work): "

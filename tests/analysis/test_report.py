@@ -415,7 +415,7 @@ class AgainstPeak(PageTest):
         for legend in ("vision", "recommendation", "speech", "Train", "Eval"):
             self.assertInPage(f">{legend}</text>", sec)
         self.assertNotInPage(">nlp</text>", sec)
-        self.assertInPage("bytes a step moves are not measured", sec)
+        self.assertInPage("the run has no product_bytes", sec)
         # The machine's limits as facts.
         for value in ("150 GFLOP/s", "610 GFLOP/s", "22.5 GB/s", "<span>2</span>",
                       "<span>measured by the run</span>"):
@@ -436,6 +436,20 @@ class AgainstPeak(PageTest):
         self.assertInPage("near GEMM peak", table)
         self.assertNotInPage("BERT_pytorch", sec)
         self.assertInPage("<td>BERT_pytorch</td>", doc)  # still in the domain tables
+
+    def test_roofline_with_product_bytes(self):
+        # With the products' bytes (product_bytes), the x axis is their
+        # arithmetic intensity and the copy bandwidth a sloped roof.
+        rows = [dict(r, product_bytes=r["flops_per_step"] / 40) for r in self.ROWS
+                if "flops_per_step" in r]
+        code, doc, err = self.make(self.write("roof.json", flops_run(rows)))
+        self.assertEqual(code, 0, err)
+        self.check_page(doc)
+        sec = self.section(doc)
+        self.assertInPage("arithmetic intensity of the step's products", sec)
+        self.assertInPage("copy bandwidth 22.5 GB/s", sec)
+        self.assertInPage('aria-label="the roofline', sec)
+        self.assertNotInPage("the run has no product_bytes", sec)
 
     def test_no_flops_no_section(self):
         rows = [r for r in self.ROWS if "flops_per_step" not in r]

@@ -457,6 +457,12 @@ TEST_F(BenchmarkRunnerTest, FlopsAreNeverCountedInATimedStep) {
   ASSERT_GT(rate, 0);
   // Both divide by the step time: share / rate is 1 / the 1e9 FLOP/s peak.
   EXPECT_NEAR(run.counters.at("peak_share").value / rate * 1e9, 1.0, 1e-9);
+  // The mm reads two 8x8 float32 matrices and writes one: 768 bytes, at
+  // 1e9 B/s 0.77 us against 1.02 us of FLOPs: compute-bound.
+  EXPECT_EQ(run.counters.at("product_bytes").value, 3 * 8 * 8 * 4);
+  EXPECT_EQ(run.counters.at("memory_bound_share").value, 0);
+  EXPECT_NEAR(run.counters.at("roofline_share").value,
+              run.counters.at("peak_share").value, 1e-12);
 }
 
 TEST_F(BenchmarkRunnerTest,

@@ -99,6 +99,20 @@ TEST(FlopCounterTest, CountsAnOperatorOnceNotItsParts) {
   EXPECT_TRUE(count.error.empty());
 }
 
+// Each counted call's bytes: its tensor inputs and outputs, once.
+TEST(FlopCounterTest, CountsTheBytesEachProductMoves) {
+  const torch::Tensor x = torch::randn({4, 8});
+  const torch::Tensor w = torch::randn({16, 8});
+  const torch::Tensor b = torch::randn({16});
+  FlopCounter flops;
+  torch::linear(x, w, b);  // addmm(b, x, w^T) -> [4, 16]
+  const FlopCount count = flops.count();
+  ASSERT_EQ(count.calls.size(), 1u);
+  EXPECT_EQ(count.calls[0].bytes, 4 * (16 + 4 * 8 + 16 * 8 + 4 * 16));
+  EXPECT_EQ(count.calls[0].flops, 2 * 4 * 8 * 16);
+  EXPECT_EQ(count.bytes, count.calls[0].bytes);
+}
+
 TEST(FlopCounterTest, BackwardAndOptimizerApart) {
   const torch::Tensor image = torch::randn({2, 3, 8, 8});
   const torch::Tensor filter =

@@ -54,6 +54,22 @@ TEST(MachinePeakTest, SecondsAtPeakDividesEachDtypeByItsOwnPeak) {
   EXPECT_DOUBLE_EQ(SecondsAtPeak(count, peaks), 2 + 3 + 1);
 }
 
+TEST(MachinePeakTest, RooflineTakesTheLongerOfFlopsAndBytesPerCall) {
+  MachinePeaks peaks;
+  peaks.gemm_flops_per_second = {{c10::ScalarType::Float, 1e9}};
+  peaks.copy_bytes_per_second = 1e8;
+  FlopCount count;
+  // A large product: 2 s of FLOPs, 1 s of bytes. A matrix-vector one: 0.1 s
+  // of FLOPs, 3 s of bytes.
+  count.calls = {{c10::ScalarType::Float, 2'000'000'000, 100'000'000},
+                 {c10::ScalarType::Float, 100'000'000, 300'000'000}};
+  const Roofline roofline = RooflineOf(count, peaks);
+  EXPECT_DOUBLE_EQ(roofline.seconds, 2 + 3);
+  EXPECT_DOUBLE_EQ(roofline.memory_bound_seconds, 3);
+  peaks.copy_bytes_per_second = 0;  // no bandwidth: FLOPs alone
+  EXPECT_DOUBLE_EQ(RooflineOf(count, peaks).seconds, 2 + 0.1);
+}
+
 // The CPU's nominal peak: cores x frequency x FLOPs per cycle per core for
 // the widest units its flags name (two FMA ports), with headroom for turbo.
 double NominalCpuPeak(c10::ScalarType dtype, int threads) {
