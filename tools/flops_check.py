@@ -3,7 +3,7 @@
 
     tools/tb flops-check [MODEL...] [--mode train|eval|both] [--batch-size N|default]
         [--reference-root CHECKOUT] [--threads N] [--warmup 1] [--tolerance 0.01]
-        [--timeout S] [--binary PROGRAM] [-o OUT.json] [--markdown OUT.md]
+        [--timeout S] [--jobs N] [--binary PROGRAM] [-o OUT.json] [--markdown OUT.md]
 
 For each selected instance (<model>/<Train|Eval>/batch_size:<N>, every model
 by default), two processes:
@@ -50,6 +50,7 @@ unknown model, no reference root, a program that cannot list its models).
 """
 
 import argparse
+import concurrent.futures
 import datetime
 import json
 import os
@@ -270,7 +271,8 @@ def run_cpp(binary, name, threads, warmup, seed, timeout, weights=None):
         out = os.path.join(tmp, "cpp.json")
         args = [binary, "--torchbench_device=cpu", f"--torchbench_batch_sizes={batch}",
                 program.filter_flag([name]), f"--torchbench_warmup_steps={warmup}",
-                f"--torchbench_seed={seed}", "--torchbench_flops",
+                # Counts only: a stand-in yardstick spares measuring the peaks.
+                f"--torchbench_seed={seed}", "--torchbench_peaks=float32=1,copy=1,threads=1",
                 *program.one_step_flags(1, out)]
         if weights:
             args.append(f"--torchbench_weights={weights}")
@@ -505,6 +507,8 @@ def parse_args(argv):
     p.add_argument("--tolerance", type=float, default=0.01,
                    help="relative difference that still counts as the same (0.01: 1 %%)")
     p.add_argument("--timeout", type=int, default=900, help="seconds per process")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="instances checked side by side (each with --threads threads)")
     p.add_argument("--binary", default=program.DEFAULT, metavar="PROGRAM")
     p.add_argument("-o", "--output", metavar="OUT.json")
     p.add_argument("--markdown", metavar="OUT.md")
@@ -515,7 +519,8 @@ def parse_args(argv):
     if args.batch_size != "default" and not (args.batch_size.isdigit()
                                              and int(args.batch_size) > 0):
         p.error(f"--batch-size must be a positive integer or 'default', not {args.batch_size}")
-    for flag, value in (("--threads", args.threads), ("--timeout", args.timeout)):
+    for flag, value in (("--threads", args.threads), ("--timeout", args.timeout),
+                        ("--jobs", args.jobs)):
         if value < 1:
             p.error(f"{flag} must be positive, not {value}")
     if args.warmup < 0:
@@ -573,11 +578,15 @@ def main(argv=None):
     print(HEADER, flush=True)
     # Eval first (the cheaper half), as versus-python orders without costs.
     order = sorted(names, key=lambda n: (n.split("/")[1] != "Eval", n))
-    records = []
-    for name in order:
-        record = check(args.binary, name, specs[name.split("/")[0]], args, root)
-        records.append(record)
-        print(line(record), flush=True)
+    # Counting is not timing: --jobs instances side by side, each its own
+    # processes, reported in order.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(check, args.binary, name, specs[name.split("/")[0]], args, root)
+                   for name in order]
+        records = []
+        for future in futures:
+            records.append(future.result())
+            print(line(records[-1]), flush=True)
     doc = {"tool": TOOL, "context": {
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
         "command": published_command(argv), "device": "cpu", "batch_size": args.batch_size,

@@ -290,7 +290,7 @@ PY
     if [ ${#debs[@]} -gt 0 ] && [ -e "$deps/MANIFEST" ]; then
       echo "debs=$(grep -v '^#' "$deps/MANIFEST" | paste -sd',' | sed 's/,/, /g')"
     fi
-    echo "program_flags=--torchbench_device=cuda --torchbench_profile --benchmark_repetitions=$repetitions --benchmark_min_time=1e-9 (one step per repetition), default warm-up (3)"
+    echo "program_flags=--torchbench_device=cuda --torchbench_profile --torchbench_flops --benchmark_repetitions=$repetitions --benchmark_min_time=1e-9 (one step per repetition), default warm-up (3)"
     echo "python_flags=versus_python.py eager --device cuda --kernels --warmup 3 --steps $repetitions"
     [ -z "$tv_library" ] || echo "torchvision_library=$tv_library"
   } >> "$raw/context.txt"
@@ -330,7 +330,7 @@ cpp_command() {  # NAME PRECISION MODEL/MODE...: sets cmd
   local filter
   filter="^($(IFS='|'; echo "$*"))/batch_size:[0-9]+\$"
   cmd=("${run_env[@]}" "$tb" --torchbench_device=cuda "--torchbench_precision=$precision"
-       --torchbench_profile "--benchmark_filter=$filter"
+       --torchbench_profile --torchbench_flops "--benchmark_filter=$filter"
        "--benchmark_repetitions=$repetitions" --benchmark_min_time=1e-9
        --benchmark_display_aggregates_only=true
        "--benchmark_out=$raw/cpp_$name.json" --benchmark_out_format=json)

@@ -39,6 +39,7 @@ COLUMNS = [
     ("Py kern", "CUDA kernel events per step under torch.profiler (versus_python.py eager --kernels)"),
     ("kern%", "C++ kern / Py kern - 1 (expected within 5 %)"),
     ("busy%", "gpu_busy_pct: device events' union over the step's GPU window"),
+    ("peak%", "peak_share of --torchbench_flops: the step's FLOPs at the GPU's measured cuBLAS GEMM peak of each dtype, over the step"),
     ("idle%", "gpu_idle_pct: the rest of the window"),
     ("syncs", "syncs_per_step: blocking CUDA runtime calls inside the step"),
     ("label", "the result's label (precision, optimizer path, grad scaler, cuDNN flags) or its error"),
@@ -81,7 +82,7 @@ def cpp_instances(doc):
                    "repetitions": len(runs)}
         source = medians.get(name)
         keys = ("peak_mem", "kernels_per_step", "gpu_busy_pct", "gpu_idle_pct",
-                "syncs_per_step")
+                "syncs_per_step", "peak_share")
         if source is not None:
             figures["ms"] = results.real_time(source)
             for key in keys:
@@ -194,7 +195,7 @@ def main():
 
     header = (f"{'instance':32s} {'req':>8s} {'prec':>8s} {'C++ ms':>8s} {'Py ms':>8s} "
               f"{'C++/Py':>6s} {'C++ MiB':>8s} {'Py MiB':>8s} {'mem%':>6s} "
-              f"{'C++ kern':>8s} {'Py kern':>8s} {'kern%':>6s} {'busy%':>5s} "
+              f"{'C++ kern':>8s} {'Py kern':>8s} {'kern%':>6s} {'busy%':>5s} {'peak%':>5s} "
               f"{'idle%':>5s} {'syncs':>5s}  label")
     lines.append("")
     lines.append("results (C++: Google Benchmark's _median of one-step repetitions; "
@@ -246,6 +247,7 @@ def main():
                 f"{fmt(c_kern, '{:.1f}'):>8s} {fmt(p_kern, '{:.1f}'):>8s} "
                 f"{fmt(pct(kern_ratio), '{:+.1f}'):>6s} "
                 f"{fmt(figures.get('gpu_busy_pct'), '{:.1f}'):>5s} "
+                f"{fmt(scaled(figures.get('peak_share'), 100), '{:.1f}'):>5s} "
                 f"{fmt(figures.get('gpu_idle_pct'), '{:.1f}'):>5s} "
                 f"{fmt(figures.get('syncs_per_step'), '{:.1f}'):>5s}  {label}")
             if record is None:

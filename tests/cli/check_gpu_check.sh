@@ -26,7 +26,7 @@ for want in \
     'vision_maskrcnn/Eval +default +C\+\+$' \
     'dpkg -x' '-DTORCHBENCH_ENABLE_TESTING=OFF' '-DTORCHBENCH_CCACHE=OFF' \
     'CCACHE_DISABLE=1 cmake --build .* --target torchbench -j' \
-    "torchbench --torchbench_device=cuda --torchbench_precision=amp_fp16 --torchbench_profile '--benchmark_filter=\^\(pytorch_unet/Train\)/batch_size:\[0-9\]\+\\$'" \
+    "torchbench --torchbench_device=cuda --torchbench_precision=amp_fp16 --torchbench_profile --torchbench_flops '--benchmark_filter=\^\(pytorch_unet/Train\)/batch_size:\[0-9\]\+\\$'" \
     '--benchmark_repetitions=7 ' \
     'versus_python.py eager --device cuda --precision=default --models resnet50 hf_Bert .*--kernels' \
     'gpu_check_summary.py .*--plan fp32:resnet50/Train' \
