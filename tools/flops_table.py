@@ -3,7 +3,7 @@
 one or more runs of the program with --torchbench_flops.
 
     tools/tb flops-table RUN.json [RUN.json ...] --markdown OUT.md
-        [--made-with "COMMAND"]...
+        [--made-with "COMMAND"]... [--title "TITLE"]...
 
 Per run (its context's machine peaks, threads and LibTorch in its head, and
 the command that made it, --made-with, one per run in order): every instance
@@ -46,7 +46,8 @@ def rows_of(doc):
     for row in doc.get("benchmarks", []):
         name = results.instance_name(row)
         if row.get("error_occurred"):
-            errored.append(name)
+            message = str(row.get("error_message", "error")).split(";")[0].split(" (")[0]
+            errored.append(f"{name} ({message[:60]})")
             continue
         if row.get("run_type") == "aggregate":
             if row.get("aggregate_name") == "median":
@@ -121,13 +122,13 @@ def fmt_row(r):
             f"{goes} |")
 
 
-def section(path, doc, made_with):
+def section(path, doc, made_with, title=None):
     context = doc.get("context", {})
     rows, missing = instance_rows(doc)
     if not rows:
         raise errors.InputError(f"{path}: no instance has flops_per_step and peak_share "
                               "(run the program with --torchbench_flops)")
-    lines = [f"## {os.path.basename(path)}", ""]
+    lines = [f"## {title or os.path.basename(path)}", ""]
     if made_with:
         lines += ["```", made_with, "```", ""]
     lines += [
@@ -170,14 +171,23 @@ def main(argv=None):
     p.add_argument("runs", nargs="+", help="the program's JSON (--benchmark_out) with --torchbench_flops")
     p.add_argument("--markdown", required=True, help="the table to write")
     p.add_argument("--made-with", action="append", default=[],
-                   help="the command that made each run, in order (recorded in the head)")
+                   help="the command that made each run, in order (recorded in its section)")
+    p.add_argument("--title", action="append", default=[],
+                   help="each run's section title, in order (default: its file name)")
     args = p.parse_args(argv)
     try:
-        if args.made_with and len(args.made_with) != len(args.runs):
-            raise errors.InputError(f"{len(args.made_with)} --made-with for {len(args.runs)} runs")
+        for flag, given in (("--made-with", args.made_with), ("--title", args.title)):
+            if given and len(given) != len(args.runs):
+                raise errors.InputError(f"{len(given)} {flag} for {len(args.runs)} runs")
         made = args.made_with or [None] * len(args.runs)
+        titles = args.title or [None] * len(args.runs)
         today = datetime.date.today().isoformat()
-        command = "tools/tb flops-table " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+        # The runs' own commands are in their sections: here, the table's.
+        shown = [a for a in (argv or sys.argv[1:])]
+        shown = [a if not prev.startswith("--made-with") else "…"
+                 for prev, a in zip([""] + shown, shown)]
+        command = "tools/tb flops-table " + " ".join(
+            a if a == "…" else shlex.quote(a) for a in shown)
         lines = ["# FLOPs, achieved FLOP/s and the share of the machine's peak", "",
                  f"Generated {today} by `{command}`.", "",
                  "peak share: the step's FLOPs at the measured GEMM peak of the dtype each ran "
@@ -187,13 +197,15 @@ def main(argv=None):
                  "roofline share: each product call at the longer of its FLOPs at the peak "
                  "and its operands' bytes at the measured copy bandwidth, over the step; "
                  "memory-bound: the part of that roofline time in calls whose bytes are the "
-                 "longer (matrix-vector shapes).", ""]
-        for path, made_with in zip(args.runs, made):
+                 "longer (matrix-vector shapes). A roofline share above 100 % means the "
+                 "operands came from caches faster than the copy's memory bandwidth (small "
+                 "weights reused step after step).", ""]
+        for path, made_with, title in zip(args.runs, made, titles):
             try:
                 doc = results.load(path)
             except (OSError, ValueError) as e:
                 raise errors.InputError(f"{path}: {e}")
-            lines += section(path, doc, made_with)
+            lines += section(path, doc, made_with, title)
         files.write_text(args.markdown, "\n".join(lines))
     except errors.InputError as e:
         print(f"flops-table: {e}", file=sys.stderr)

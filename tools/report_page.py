@@ -447,9 +447,9 @@ def peak_section(run, domain_of):
              if cut else "every instance")
     out.append(f"<h3>Furthest below peak</h3><p>By peak share, lowest first: {which}. "
                "What the time goes to: a peak share of 50 % or more is near GEMM peak; "
+               "under 100 MFLOP in a step under 2 ms is launch/overhead-bound; "
                "half or more of the products' roofline time in calls bound by their bytes at the "
-               "copy bandwidth (memory_bound_share), memory-bound products; "
-               "under 100 MFLOP in a step under 2 ms is launch/overhead-bound; with the "
+               "copy bandwidth (memory_bound_share), memory-bound products; with the "
                "profile's share of the step in matrix products, convolutions and attention "
                "(--torchbench_profile), under half is non-product work, else the products run "
                "below peak; without it, below peak. 0 FLOPs: no products at all.</p>"

@@ -45,11 +45,11 @@ def where_time_goes(flops, step_ms, peak_share, matmul_conv_share=None,
                     memory_bound_share=None):
     """A short label of what a step's time goes to, in this order: no
     products at all (0 FLOPs); peak_share >= NEAR_PEAK_SHARE, near the GEMM
-    peak; the program's memory_bound_share (of the products' roofline time,
-    the part in calls whose bytes at the copy bandwidth outlast their FLOPs at
-    the GEMM peak) >= MEMORY_BOUND, memory-bound products;
-    few FLOPs in a short step (< FEW_FLOPS and < SHORT_STEP_MS),
-    launch/overhead-bound; with the profile's matmul_conv_share (the step's
+    peak; few FLOPs in a short step (< FEW_FLOPS and < SHORT_STEP_MS),
+    launch/overhead-bound; the program's memory_bound_share (of the products'
+    roofline time, the part in calls whose bytes at the copy bandwidth
+    outlast their FLOPs at the GEMM peak) >= MEMORY_BOUND, memory-bound
+    products; with the profile's matmul_conv_share (the step's
     share in products, --torchbench_profile): under PRODUCT_BOUND the rest of
     the step (elementwise, normalization, copies) dominates, else the products
     themselves run below peak (small or skinny shapes, layout conversions);
@@ -61,12 +61,12 @@ def where_time_goes(flops, step_ms, peak_share, matmul_conv_share=None,
         return None
     if peak_share >= NEAR_PEAK_SHARE:
         label = "near GEMM peak"
-    elif memory_bound_share is not None and memory_bound_share >= MEMORY_BOUND:
-        label = (f"memory-bound products: {100 * memory_bound_share:.0f} % of their roofline "
-                 "time is operand traffic")
     elif flops is not None and step_ms is not None and flops < FEW_FLOPS \
             and step_ms < SHORT_STEP_MS:
         label = "launch/overhead-bound (few FLOPs per step)"
+    elif memory_bound_share is not None and memory_bound_share >= MEMORY_BOUND:
+        label = (f"memory-bound products: {100 * memory_bound_share:.0f} % of their roofline "
+                 "time is operand traffic")
     elif matmul_conv_share is None:
         label = "below peak: non-GEMM work or memory-bound"
     elif matmul_conv_share < PRODUCT_BOUND:

@@ -93,7 +93,8 @@ class FlopsTableTest(unittest.TestCase):
         self.assertIn("non-product work (elementwise, normalization, copies); "
                       "products 35 % of the step", table[1])
         self.assertIn("near GEMM peak", table[2])
-        self.assertIn("without (2): broken/Eval/batch_size:1, plain/Eval/batch_size:1", text)
+        self.assertIn("without (2): broken/Eval/batch_size:1 (setup failed), "
+                      "plain/Eval/batch_size:1", text)
         self.assertIn("Nearest the peak: big/Eval/batch_size:8 80.0 %", text)
         self.assertIn("| vision | 1 | 80.0 % |", text)
 
