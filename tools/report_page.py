@@ -389,7 +389,9 @@ def peak_section(run, domain_of):
            "time) against the arithmetic intensity of its products where the run counted "
            "their bytes (else the FLOPs of one step), both on log scales. The horizontal lines are "
            "the machine's GEMM peak for each dtype as the run's context records them (“peaks "
-           "from”); the dotted diagonals are constant step times. Peak share is the time a "
+           "from”); on the FLOPs-per-step axis the dotted diagonals are constant step "
+           "times, on the intensity axis the sloped line is the copy bandwidth's roof. Peak "
+           "share is the time a "
            "machine running every FLOP of the step at the GEMM peak of its dtype would take, "
            "over the measured step time. Hover a point for its numbers.</p>",
            '<div class="facts">' + "".join(facts) + "</div>"]
@@ -402,8 +404,8 @@ def peak_section(run, domain_of):
                                       if i.get("flops_per_step"))
     svg = plots.roofline(
         [(i.name, domain_of(i.model), i.mode,
-          (i.get("flops_per_step") / i.get("product_bytes") if intensity
-           else i.get("flops_per_step")), i.flop_rate(),
+          ((i.get("flops_per_step") / i.get("product_bytes") if i.get("product_bytes") else 0)
+           if intensity else i.get("flops_per_step")), i.flop_rate(),
           flops_hover(i, domain_of(i.model))) for i in insts],
         [(short, v) for _, short, v in peaks["gemm"]],
         bandwidth=peaks["copy"] if intensity else None)
@@ -414,7 +416,9 @@ def peak_section(run, domain_of):
                    "(its FLOPs over the bytes its matrix products, convolutions and "
                    "attention read and write, each operand once: product_bytes); the "
                    "sloped line is the copy bandwidth's roof. Elementwise work is not in "
-                   "either, so a point far below both roofs spends its time there.</p>")
+                   "either, so a point far below both roofs spends its time there; a point "
+                   "above the sloped roof takes its operands from caches, faster than "
+                   "memory.</p>")
     else:
         out.append('<p class="muted">Arithmetic intensity (FLOPs per byte) is not available: '
                    "the run has no product_bytes, so the x axis is FLOPs per step and the "

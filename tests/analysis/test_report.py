@@ -442,6 +442,9 @@ class AgainstPeak(PageTest):
         # arithmetic intensity and the copy bandwidth a sloped roof.
         rows = [dict(r, product_bytes=r["flops_per_step"] / 40) for r in self.ROWS
                 if "flops_per_step" in r]
+        # A step without products (pyhpc's): 0 FLOPs, 0 bytes, no point.
+        rows.append(flops_row("pyhpc/Eval/batch_size:1", 0.3, 0.0, 0.0, 0.0,
+                              product_bytes=0.0))
         code, doc, err = self.make(self.write("roof.json", flops_run(rows)))
         self.assertEqual(code, 0, err)
         self.check_page(doc)
