@@ -532,27 +532,7 @@ def parse_args(argv):
 
 def select(args):
     """(specs, instance names, reference root); InputError on bad input."""
-    if not os.access(args.binary, os.X_OK):
-        raise InputError(f"no program at {args.binary}: build it (tools/tb build) or "
-                         "pass --binary")
-    specs = vp.list_specs(args.binary)
-    unknown = [m for m in args.models if m not in specs]
-    if unknown:
-        raise InputError(f"unknown model{'s' if len(unknown) > 1 else ''} "
-                         f"{', '.join(unknown)} (the program lists {len(specs)}; "
-                         "--torchbench_list_models)")
-    models = args.models or sorted(specs)
-    needs_root = [m for m in models if vp.reference_kind(m) == "torchbench"]
-    root = args.reference_root
-    if needs_root and not root:
-        raise InputError(f"{len(needs_root)} selected model(s) ({needs_root[0]}, ...) "
-                         "run TorchBench's own code: pass --reference-root CHECKOUT "
-                         "(a pytorch/benchmark checkout at 43ca0857) or set "
-                         "TORCHBENCH_REFERENCE_ROOT")
-    if needs_root and not (pathlib.Path(root) / "torchbenchmark" / "models").is_dir():
-        raise InputError(f"--reference-root {root}: no torchbenchmark/models/ there (a "
-                         "pytorch/benchmark checkout at 43ca0857)")
-    root = str(pathlib.Path(root).resolve()) if root else None
+    specs, models, root = vp.select_models(args.binary, args.models, args.reference_root)
     names = vp.instance_names(args.binary, models, vp.MODES[args.mode], args.batch_size, "cpu")
     if not names:
         raise InputError("the selection has no instance (a model without that mode?)")

@@ -372,29 +372,36 @@ def roofline(points, peaks, bandwidth=None):
             ax.annotate(_text(text), (x1, group[0][1]), textcoords="offset points",
                         xytext=(-3, 2), ha="right", va="bottom", fontsize=7.5,
                         color="#333333")
-        titles = {}
-        for n, (name, domain, mode, x, y, hover) in enumerate(points):
-            line, = ax.plot([x], [y], MODE_MARKERS.get(mode, "s"), color=colors[domain],
-                            ms=5.5, mec="white", mew=0.5, alpha=0.9, zorder=3)
-            line.set_gid(f"pt{n}")
-            titles[f"pt{n}"] = hover
-        for axis in (ax.xaxis, ax.yaxis):
-            axis.set_major_locator(LogLocator(base=10))
-            axis.set_minor_formatter(NullFormatter())
-            axis.set_major_formatter(FuncFormatter(lambda v, _: si(v)))
-        ax.set_xlabel("FLOPs per step (log)")
-        ax.set_ylabel("achieved FLOP/s (log)")
-        handles = [Line2D([], [], ls="", marker="o", color=c, ms=5.5, label=_text(d))
-                   for d, c in colors.items()]
-        handles += [Line2D([], [], ls="", marker=m, color="#666666", ms=5.5, label=mode)
-                    for mode, m in MODE_MARKERS.items()
-                    if any(p[2] == mode for p in points)]
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                  frameon=False, fontsize=8, handletextpad=0.3, labelspacing=0.35)
-        ax.grid(True)
-        ax.set_axisbelow(True)
+        titles = _instances_on_log_axes(ax, points, colors, "FLOPs per step (log)")
         return to_svg(fig, "achieved FLOP/s against FLOPs per step, with the GEMM peaks",
                       titles)
+
+
+def _instances_on_log_axes(ax, points, colors, xlabel):
+    """The instances' points (domain colours, a marker per mode, each with its
+    hover id), log axes in SI units, the legend; returns the hover titles."""
+    titles = {}
+    for n, (name, domain, mode, x, y, hover) in enumerate(points):
+        line, = ax.plot([x], [y], MODE_MARKERS.get(mode, "s"), color=colors[domain],
+                        ms=5.5, mec="white", mew=0.5, alpha=0.9, zorder=3)
+        line.set_gid(f"pt{n}")
+        titles[f"pt{n}"] = hover
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(base=10))
+        axis.set_minor_formatter(NullFormatter())
+        axis.set_major_formatter(FuncFormatter(lambda v, _: si(v)))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("achieved FLOP/s (log)")
+    handles = [Line2D([], [], ls="", marker="o", color=c, ms=5.5, label=_text(d))
+               for d, c in colors.items()]
+    handles += [Line2D([], [], ls="", marker=m, color="#666666", ms=5.5, label=mode)
+                for mode, m in MODE_MARKERS.items()
+                if any(p[2] == mode for p in points)]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              frameon=False, fontsize=8, handletextpad=0.3, labelspacing=0.35)
+    ax.grid(True)
+    ax.set_axisbelow(True)
+    return titles
 
 
 def _intensity_roofline(points, peaks, bandwidth):
@@ -424,26 +431,7 @@ def _intensity_roofline(points, peaks, bandwidth):
         ax.annotate(_text(f"copy bandwidth {si(bandwidth, 'B/s')}"), (x0, x0 * bandwidth),
                     textcoords="offset points", xytext=(4, 6), ha="left", va="bottom",
                     fontsize=7.5, color="#333333", rotation=0)
-        titles = {}
-        for n, (name, domain, mode, x, y, hover) in enumerate(points):
-            line, = ax.plot([x], [y], MODE_MARKERS.get(mode, "s"), color=colors[domain],
-                            ms=5.5, mec="white", mew=0.5, alpha=0.9, zorder=3)
-            line.set_gid(f"pt{n}")
-            titles[f"pt{n}"] = hover
-        for axis in (ax.xaxis, ax.yaxis):
-            axis.set_major_locator(LogLocator(base=10))
-            axis.set_minor_formatter(NullFormatter())
-            axis.set_major_formatter(FuncFormatter(lambda v, _: si(v)))
-        ax.set_xlabel("arithmetic intensity of the products, FLOPs per byte (log)")
-        ax.set_ylabel("achieved FLOP/s (log)")
-        handles = [Line2D([], [], ls="", marker="o", color=c, ms=5.5, label=_text(d))
-                   for d, c in colors.items()]
-        handles += [Line2D([], [], ls="", marker=m, color="#666666", ms=5.5, label=mode)
-                    for mode, m in MODE_MARKERS.items()
-                    if any(p[2] == mode for p in points)]
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                  frameon=False, fontsize=8, handletextpad=0.3, labelspacing=0.35)
-        ax.grid(True)
-        ax.set_axisbelow(True)
+        titles = _instances_on_log_axes(
+            ax, points, colors, "arithmetic intensity of the products, FLOPs per byte (log)")
         return to_svg(fig, "the roofline: achieved FLOP/s against the products' arithmetic "
                       "intensity, with the GEMM peaks and the copy bandwidth", titles)

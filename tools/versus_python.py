@@ -1399,6 +1399,32 @@ def parse_args(argv):
     return args
 
 
+def select_models(binary, requested, reference_root):
+    """(the program's specs, the models selected: `requested` or all, the
+    reference root resolved) for a tool that runs both sides; InputError for
+    no program, an unknown model, or a TorchBench model without a checkout."""
+    if not os.access(binary, os.X_OK):
+        raise InputError(f"no program at {binary}: build it (tools/tb build) or pass --binary")
+    specs = list_specs(binary)
+    unknown = [m for m in requested if m not in specs]
+    if unknown:
+        raise InputError(f"unknown model{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(unknown)} (the program lists {len(specs)}; "
+                         "--torchbench_list_models)")
+    models = requested or sorted(specs)
+    needs_root = [m for m in models if reference_kind(m) == "torchbench"]
+    root = reference_root
+    if needs_root and not root:
+        raise InputError(f"{len(needs_root)} selected model(s) ({needs_root[0]}, ...) "
+                         "run TorchBench's own code: pass --reference-root CHECKOUT "
+                         "(a pytorch/benchmark checkout at 43ca0857) or set "
+                         "TORCHBENCH_REFERENCE_ROOT")
+    if needs_root and not (pathlib.Path(root) / "torchbenchmark" / "models").is_dir():
+        raise InputError(f"--reference-root {root}: no torchbenchmark/models/ there (a "
+                         "pytorch/benchmark checkout at 43ca0857)")
+    return specs, models, str(pathlib.Path(root).resolve()) if root else None
+
+
 def lane_cores(jobs, threads):
     """The cores each of `jobs` side-by-side lanes is pinned to: disjoint
     sets of max(threads) cores; one lane is not pinned."""
@@ -1417,27 +1443,7 @@ def main(argv=None):
     if args.worker:
         return worker(json.loads(args.worker))
     try:
-        if not os.access(args.binary, os.X_OK):
-            raise InputError(f"no program at {args.binary}: build it (tools/tb build) or "
-                             "pass --binary")
-        specs = list_specs(args.binary)
-        unknown = [m for m in args.models if m not in specs]
-        if unknown:
-            raise InputError(f"unknown model{'s' if len(unknown) > 1 else ''} "
-                             f"{', '.join(unknown)} (the program lists {len(specs)}; "
-                             "--torchbench_list_models)")
-        models = args.models or sorted(specs)
-        needs_root = [m for m in models if reference_kind(m) == "torchbench"]
-        root = args.reference_root
-        if needs_root and not root:
-            raise InputError(f"{len(needs_root)} selected model(s) ({needs_root[0]}, ...) "
-                             "run TorchBench's own code: pass --reference-root CHECKOUT "
-                             "(a pytorch/benchmark checkout at 43ca0857) or set "
-                             "TORCHBENCH_REFERENCE_ROOT")
-        if needs_root and not (pathlib.Path(root) / "torchbenchmark" / "models").is_dir():
-            raise InputError(f"--reference-root {root}: no torchbenchmark/models/ there (a "
-                             "pytorch/benchmark checkout at 43ca0857)")
-        root = str(pathlib.Path(root).resolve()) if root else None
+        specs, models, root = select_models(args.binary, args.models, args.reference_root)
         names = instance_names(args.binary, models, MODES[args.mode], args.batch_size,
                                args.device)
         if not names:
