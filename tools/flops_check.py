@@ -439,6 +439,9 @@ def markdown(doc):
     out = [f"# C++ FLOP count against FlopCounterMode ({ctx['device']}, {batch}, "
            f"{ctx['threads']} thread(s))", "",
            f"Generated {ctx['date']} by `{ctx['command']}`", "",
+           *([f"**Stopped early: {ctx['finished']} of the {ctx['planned']} planned "
+              "instances finished** (Eval first); the rest are not in this table.", ""]
+             if ctx.get("finished", 0) < ctx.get("planned", 0) else []),
            f"Machine: {ctx['cpu']}; {ctx['cores']} cores. LibTorch "
            f"{ctx.get('libtorch_version') or '?'} against torch {ctx['torch_version']}; "
            f"{ctx['warmup']} warm-up step(s), then one counted step on each side. C++: the "
@@ -539,6 +542,24 @@ def select(args):
     return specs, names, root
 
 
+def write_outputs(args, argv, records, planned, cpu, cpu_flags, torch_version):
+    """-o and --markdown, each written whole (a temporary file renamed)."""
+    doc = {"tool": TOOL, "context": {
+        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+        "command": published_command(argv), "device": "cpu", "batch_size": args.batch_size,
+        "threads": args.threads, "warmup": args.warmup, "seed": args.seed,
+        "tolerance": args.tolerance, "cpu": cpu, "cpu_flags": cpu_flags,
+        "cores": os.cpu_count(), "torch_version": torch_version,
+        "libtorch_version": next((r["cpp"]["libtorch_version"] for r in records
+                                  if r["cpp"].get("libtorch_version")), None),
+        "planned": planned, "finished": len(records)},
+        "results": records, "summary": summary(records)}
+    for path, text in ((args.output, lambda: json.dumps(doc, indent=1) + "\n"),
+                       (args.markdown, lambda: markdown(doc))):
+        if path:
+            files.write_text(path, text())
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
@@ -567,19 +588,9 @@ def main(argv=None):
         for future in futures:
             records.append(future.result())
             print(line(records[-1]), flush=True)
-    doc = {"tool": TOOL, "context": {
-        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
-        "command": published_command(argv), "device": "cpu", "batch_size": args.batch_size,
-        "threads": args.threads, "warmup": args.warmup, "seed": args.seed,
-        "tolerance": args.tolerance, "cpu": cpu, "cpu_flags": cpu_flags,
-        "cores": os.cpu_count(), "torch_version": torch.__version__,
-        "libtorch_version": next((r["cpp"]["libtorch_version"] for r in records
-                                  if r["cpp"].get("libtorch_version")), None)},
-        "results": records, "summary": summary(records)}
-    for path, text in ((args.output, lambda: json.dumps(doc, indent=1) + "\n"),
-                       (args.markdown, lambda: markdown(doc))):
-        if path:
-            files.write_text(path, text())
+            # Rewritten after every instance: a run stopped early leaves the
+            # table of what it finished, saying how far it got.
+            write_outputs(args, argv, records, len(order), cpu, cpu_flags, torch.__version__)
     counts = {v: sum(r["verdict"] == v for r in records) for v in VERDICTS}
     print("flops-check: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n),
           file=sys.stderr)
