@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "instance_internal.h"
+#include "program/compiled_model.h"
 #include "program/filters.h"
 #include "program/flop_counter.h"
 #include "program/isolation.h"
@@ -42,13 +43,17 @@ std::string Describe(const std::exception& e) {
 
 const char* Bool(bool b) { return b ? "true" : "false"; }
 
-// What ran, for the result's label: the resolved precision; for Train, the
-// optimizer path(s) the step took and, under amp_fp16, whether a GradScaler
-// ran; on CUDA, the model's cuDNN flags.
-std::string Label(const Instance& instance) {
+// What ran, for the result's label: the resolved precision and, when not
+// eager, the backend; for Train, the optimizer path(s) the step took and,
+// under amp_fp16, whether a GradScaler ran; on CUDA, the model's cuDNN
+// flags.
+std::string Label(const Instance& instance, Backend backend) {
   const ModelConfig& config = instance.config();
   std::string label =
       absl::StrCat("precision:", PrecisionName(config.precision));
+  if (backend != Backend::kEager) {
+    absl::StrAppend(&label, " backend:", BackendName(backend));
+  }
   if (config.mode == Mode::kTrain) {
     absl::StrAppend(&label, " optimizer:",
                     OptimizerPathsText(instance.stepped_optimizer_paths()));
@@ -78,6 +83,25 @@ struct Prepared {
   double seconds_at_peak = 0;
   double seconds_at_roofline = 0;
 };
+
+// The compiled instance's fidelity check, on its first step (the first
+// warm-up step; one untimed step when there is no warm-up): its largest
+// relative errors against Python eager's stored outputs and, where the port
+// takes the package's inputs, the port's eager Forward.
+Counters CompiledFidelityPass(Instance& instance, const RegisteredModel& port) {
+  auto* compiled = dynamic_cast<CompiledModel*>(&instance.model());
+  if (compiled == nullptr) return {};
+  if (compiled->first_outputs().empty()) instance.Step();
+  const CompiledFidelity fidelity =
+      CheckCompiledFidelity(*compiled, port, instance.config());
+  instance.Activate();  // Building the port set its own flags.
+  Counters counters = {
+      {"compiled_error_vs_python", fidelity.versus_python_eager}};
+  if (fidelity.versus_port) {
+    counters["compiled_error_vs_port"] = *fidelity.versus_port;
+  }
+  return counters;
+}
 
 // One untimed step under OpCoverage; appends the instance's line to `path`.
 Counters CoveragePass(Instance& instance, const std::string& name,
@@ -152,8 +176,12 @@ Prepared Prepare(const PlannedInstance& p, RunState* state) {
   if (Interrupted()) return prepared;  // Measure reports it.
   const char* phase = "setup failed: ";
   try {
-    Instance& instance =
-        state->live().Acquire(*p.entry, p.config, options.warmup_steps);
+    Instance& instance = state->live().Acquire(state->EntryFor(p), p.config,
+                                               options.warmup_steps);
+    if (options.backend != Backend::kEager) {
+      phase = "compiled fidelity check failed: ";
+      prepared.counters.merge(CompiledFidelityPass(instance, *p.entry));
+    }
     if (!options.op_coverage_file.empty()) {
       phase = "op coverage failed: ";
       prepared.counters.merge(
@@ -185,8 +213,9 @@ void Fail(benchmark::State& st, RunState* state, const std::string& message) {
 }
 
 void SetCounters(benchmark::State& st, const Instance& instance,
-                 const Prepared& prepared, double device_seconds,
-                 double wall_seconds, int64_t peak, int64_t rss) {
+                 Backend backend, const Prepared& prepared,
+                 double device_seconds, double wall_seconds, int64_t peak,
+                 int64_t rss) {
   const auto iterations = static_cast<double>(st.iterations());
   const double samples =
       iterations * static_cast<double>(instance.config().batch_size);
@@ -203,8 +232,11 @@ void SetCounters(benchmark::State& st, const Instance& instance,
   };
   if (peak >= 0) st.counters["peak_mem"] = bytes(peak);
   if (rss >= 0) st.counters["peak_host_rss"] = bytes(rss);
-  st.counters["params"] =
-      benchmark::Counter(static_cast<double>(instance.counts().parameters));
+  // A package holds its weights as constants the program cannot count: the
+  // port's count, which its tests prove equal to the reference's.
+  st.counters["params"] = benchmark::Counter(static_cast<double>(
+      backend == Backend::kEager ? instance.counts().parameters
+                                 : instance.spec().reference_parameters));
   st.counters["batch_size"] =
       benchmark::Counter(static_cast<double>(instance.config().batch_size));
   for (const auto& [key, value] : prepared.counters) {
@@ -236,7 +268,7 @@ void MeasureSteps(benchmark::State& st, const PlannedInstance& p,
   if (!prepared.error.empty()) return Fail(st, state, prepared.error);
   Instance* instance = nullptr;
   try {
-    instance = &state->live().Acquire(*p.entry, p.config,
+    instance = &state->live().Acquire(state->EntryFor(p), p.config,
                                       state->options().warmup_steps);
   } catch (const std::exception& e) {
     return Fail(st, state, absl::StrCat("setup failed: ", Describe(e)));
@@ -275,9 +307,10 @@ void MeasureSteps(benchmark::State& st, const PlannedInstance& p,
   last = torch::Tensor();
   if (st.iterations() == 0) return;
   // The timed loop's peaks, read before a profiling pass can raise them.
-  SetCounters(st, *instance, prepared, device_seconds, wall_seconds,
+  const Backend backend = state->options().backend;
+  SetCounters(st, *instance, backend, prepared, device_seconds, wall_seconds,
               PeakMemoryBytes(device), PeakHostRssBytes());
-  st.SetLabel(Label(*instance));
+  st.SetLabel(Label(*instance, backend));
 }
 
 // Keeps what Google Benchmark reports for one instance.
@@ -325,8 +358,8 @@ void Profile(const PlannedInstance& p, RunState* state,
   Counters counters;
   std::string error;
   try {
-    Instance& instance =
-        state->live().Acquire(*p.entry, p.config, options.warmup_steps);
+    Instance& instance = state->live().Acquire(state->EntryFor(p), p.config,
+                                               options.warmup_steps);
     counters = ProfileInstance(instance, p.name,
                                {.steps = options.profile_steps,
                                 .trace_dir = options.trace_dir,
@@ -375,6 +408,17 @@ RunState::RunState(RunOptions options) : options_(std::move(options)) {
 }
 
 RunState::~RunState() { live_.Release(); }
+
+const RegisteredModel& RunState::EntryFor(const PlannedInstance& instance) {
+  if (options_.backend == Backend::kEager) return *instance.entry;
+  std::unique_ptr<RegisteredModel>& entry =
+      compiled_[instance.entry->spec.name];
+  if (!entry) {
+    entry = std::make_unique<RegisteredModel>(CompiledEntry(
+        *instance.entry, options_.backend, options_.compiled_dir));
+  }
+  return *entry;
+}
 
 InstanceRecord RunInProcess(const PlannedInstance& instance, RunState* state) {
   const Prepared prepared = Prepare(instance, state);

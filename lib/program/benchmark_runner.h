@@ -3,9 +3,10 @@
 // One instance run in this process, in named phases (as Google Benchmark's
 // own BenchmarkRunner reads: DoNIterations, DoOneRepetition):
 //
-//   Prepare   build the instance and warm it up (untimed), then its
-//             operator coverage, op count and FLOP passes, each one untimed
-//             step
+//   Prepare   build the instance and warm it up (untimed), then, under a
+//             compiled backend, the package's fidelity check on its first
+//             outputs, and the operator coverage, op count and FLOP
+//             passes, each one untimed step
 //   Measure   Google Benchmark's loop: one step per iteration, timed by the
 //             harness's StepTimer, its repetitions and aggregates
 //   Profile   after the last repetition, the Kineto pass (profile.h): never
@@ -21,6 +22,7 @@
 #include <benchmark/benchmark.h>
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "instance_internal.h"
@@ -47,8 +49,14 @@ class RunState {
   int reported() const { return reported_; }
   void CountReported() { ++reported_; }
 
+  // The model an instance builds: its registered port, or under a compiled
+  // backend the same spec with a factory that loads its package (made once
+  // per model and kept, as the live instance points at it).
+  const RegisteredModel& EntryFor(const PlannedInstance& instance);
+
  private:
   RunOptions options_;
+  std::map<std::string, std::unique_ptr<RegisteredModel>> compiled_;
   InstanceCache live_;
   int errored_ = 0;
   int reported_ = 0;

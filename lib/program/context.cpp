@@ -60,6 +60,11 @@ std::vector<std::pair<std::string, std::string>> RunContext(
   kv.emplace_back("cudnn_deterministic", "per_model");
   kv.emplace_back("channels_last", Bool(flags.channels_last));
   if (!flags.weights.empty()) kv.emplace_back("weights_file", flags.weights);
+  // Absent for eager, as in the runs (and journals) made before backends.
+  if (flags.backend != Backend::kEager) {
+    kv.emplace_back("backend", BackendName(flags.backend));
+    kv.emplace_back("compiled_dir", flags.compiled);
+  }
   if (!flags.op_coverage.empty()) {
     kv.emplace_back("op_coverage_file", flags.op_coverage);
   }

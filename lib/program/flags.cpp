@@ -141,6 +141,54 @@ absl::Status ParseWeights(const Value& v, HarnessFlags* f) {
   return absl::OkStatus();
 }
 
+absl::Status ParseBackendFlag(const Value& v, HarnessFlags* f) {
+  auto text = Need("backend", v);
+  if (!text.ok()) return text.status();
+  const std::optional<Backend> backend = ParseBackend(*text);
+  if (!backend)
+    return Invalid("backend", v, "expected eager, aoti or torchscript");
+  f->backend = *backend;
+  return absl::OkStatus();
+}
+
+absl::Status ParseCompiled(const Value& v, HarnessFlags* f) {
+  auto text = Need("compiled", v);
+  if (!text.ok()) return text.status();
+  if (access(text->c_str(), R_OK | X_OK) != 0) {
+    return Invalid("compiled", v, "no readable directory there");
+  }
+  f->compiled = *text;
+  return absl::OkStatus();
+}
+
+// The flags that only go together.
+absl::Status CheckCombinations(const HarnessFlags& f) {
+  if (f.backend != Backend::kEager && f.compiled.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--torchbench_backend=", BackendName(f.backend),
+        " needs --torchbench_compiled=DIR, the packages tools/tb compile "
+        "made"));
+  }
+  if (f.backend == Backend::kEager && !f.compiled.empty()) {
+    return absl::InvalidArgumentError(
+        "--torchbench_compiled needs --torchbench_backend=aoti or "
+        "torchscript (eager runs the ports)");
+  }
+  if (f.backend != Backend::kEager && !f.weights.empty()) {
+    return absl::InvalidArgumentError(
+        "--torchbench_weights loads weights into the eager ports; a compiled "
+        "package carries its own");
+  }
+  if (f.backend != Backend::kEager && f.precision != Precision::kFp32 &&
+      f.precision != Precision::kDefault) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--torchbench_backend=", BackendName(f.backend),
+                     " runs fp32 packages; --torchbench_precision=",
+                     PrecisionName(f.precision), " has none"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseWarmupSteps(const Value& v, HarnessFlags* f) {
   auto text = Need("warmup_steps", v);
   if (!text.ok()) return text.status();
@@ -308,6 +356,22 @@ constexpr FlagSpec kFlags[] = {
      "buffers too) before warm-up; a file that does not fit fails that "
      "instance with the keys that differ.",
      ParseWeights},
+    {"backend", "eager|aoti|torchscript", "eager",
+     "How the Eval instances run: the C++ ports (eager), or the packages "
+     "tools/tb compile made of TorchBench's own Python models, an "
+     "AOTInductor .pt2 (aoti) or a TorchScript module (torchscript), loaded "
+     "from --torchbench_compiled. Names stay <model>/Eval/batch_size:N and "
+     "the label says backend:, so compare.py compares an eager run with a "
+     "compiled one. Train instances are skipped (packages are forward-only). "
+     "A package's first outputs are checked against Python eager's and, "
+     "where the port takes the same inputs, against the port's; a package "
+     "missing, for another batch, torch, CPU or thread count fails that "
+     "instance with one line.",
+     ParseBackendFlag},
+    {"compiled", "DIR", "",
+     "The packages' directory for --torchbench_backend=aoti|torchscript "
+     "(tools/tb compile -o DIR).",
+     ParseCompiled},
     {"warmup_steps", "N", "3",
      "Untimed steps after building each instance (3, as TorchBench's "
      "run.py).",
@@ -425,6 +489,7 @@ absl::StatusOr<HarnessFlags> ParseHarnessFlags(int* argc, char** argv) {
     if (eq != absl::string_view::npos) value = std::string(arg.substr(eq + 1));
     if (absl::Status s = flag->parse(value, &flags); !s.ok()) return s;
   }
+  if (absl::Status s = CheckCombinations(flags); !s.ok()) return s;
   *argc = kept;
   argv[kept] = nullptr;
   return flags;

@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "program/compiled_model.h"
 #include "program/host_malloc.h"
 #include "program/shard.h"
 #include "torchbench/model.h"
@@ -42,6 +43,8 @@ struct HarnessFlags {
   std::string op_coverage;
   bool channels_last = false;
   std::string weights;
+  Backend backend = Backend::kEager;
+  std::string compiled;  // The packages' directory (tools/tb compile -o).
   int warmup_steps = 3;
   uint64_t seed = 1337;
   bool fail_on_error = true;
@@ -80,8 +83,10 @@ std::span<const FlagSpec> FlagTable();
 
 // Parses and removes every --torchbench_* argument from argv, leaving the
 // rest (program name first) for Google Benchmark. Returns InvalidArgument
-// naming the flag for an unknown --torchbench_* flag or a bad value (a batch
-// size that is not a positive integer, an unknown precision, ...).
+// naming the flag for an unknown --torchbench_* flag, a bad value (a batch
+// size that is not a positive integer, an unknown precision, ...) or flags
+// that do not go together (--torchbench_backend=aoti without
+// --torchbench_compiled).
 absl::StatusOr<HarnessFlags> ParseHarnessFlags(int* argc, char** argv);
 
 // The flag table as --torchbench_help prints it (text) and as tools/README.md

@@ -332,11 +332,20 @@ std::string JournalMismatch(const ContextPairs& journal,
                             const ContextPairs& current) {
   // Whatever changes the numbers: a resumed run mixing two of these would
   // publish incomparable results under one context.
-  static const char* const kKeys[] = {
-      "torchbench_git_commit", "libtorch_version", "torchbench_device",
-      "device_name",           "precision",        "optimizer_path",
-      "channels_last",         "weights_file",     "seed",
-      "warmup_steps",          "intra_op_threads", "host_malloc"};
+  static const char* const kKeys[] = {"torchbench_git_commit",
+                                      "libtorch_version",
+                                      "torchbench_device",
+                                      "device_name",
+                                      "precision",
+                                      "optimizer_path",
+                                      "channels_last",
+                                      "weights_file",
+                                      "seed",
+                                      "warmup_steps",
+                                      "intra_op_threads",
+                                      "host_malloc",
+                                      "backend",
+                                      "compiled_dir"};
   auto find = [](const ContextPairs& pairs, const std::string& key) {
     for (const auto& [k, v] : pairs) {
       if (k == key) return v;

@@ -25,6 +25,8 @@ RunOptions RunOptionsFrom(const HarnessFlags& flags, c10::Device device,
           .profile_shapes = flags.profile_shapes,
           .op_coverage_file = flags.op_coverage,
           .weights_file = flags.weights,
+          .backend = flags.backend,
+          .compiled_dir = flags.compiled,
           .channels_last = flags.channels_last,
           .warmup_steps = flags.warmup_steps,
           .seed = flags.seed,
@@ -91,6 +93,25 @@ std::optional<ModelConfig> ConfigFor(const RegisteredModel& entry,
                         PrecisionName(config.precision), " (", *why, ")")});
     }
     return std::nullopt;
+  }
+  if (options.backend != Backend::kEager) {
+    // Said once per instance, as a precision a model lacks is: a filter
+    // naming one Train instance learns why nothing ran.
+    std::string why;
+    if (mode == Mode::kTrain) {
+      why = "compiled packages are forward-only (Eval)";
+    } else if (config.precision != Precision::kFp32) {
+      why = absl::StrCat("its ", PrecisionName(config.precision),
+                         " default has no package (packages are fp32)");
+    }
+    if (!why.empty()) {
+      if (notes != nullptr) {
+        notes->push_back(
+            {name, absl::StrCat(name, " skipped under backend ",
+                                BackendName(options.backend), ": ", why)});
+      }
+      return std::nullopt;
+    }
   }
   config.optimizer = options.optimizer;
   config.channels_last =

@@ -39,6 +39,10 @@ struct RunOptions {
   bool profile_shapes = false;
   std::string op_coverage_file;  // "": no coverage pass.
   std::string weights_file;      // "": the models' own weights.
+  // kAoti, kTorchScript: the Eval instances run compiled_dir's packages
+  // (compiled_model.h); Train instances are not planned.
+  Backend backend = Backend::kEager;
+  std::string compiled_dir;
   bool channels_last = false;
   int warmup_steps = 3;
   uint64_t seed = 1337;
@@ -76,7 +80,8 @@ struct PlannedInstance {
 
 // One instance per model x supported mode x batch size of `registry` whose
 // exact name options.filter selects, skipping (with a note) the instances
-// whose resolved precision the model cannot run.
+// whose resolved precision the model cannot run, and under a compiled
+// backend the Train instances and those that do not resolve to fp32.
 std::vector<PlannedInstance> PlanInstances(
     const Registry& registry, const RunOptions& options,
     std::vector<RegistrationNote>* notes);
