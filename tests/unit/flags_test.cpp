@@ -205,5 +205,32 @@ TEST(FlagsTest, HelpFormats) {
   EXPECT_FALSE(ParseHarnessFlags(&bad.argc, bad.pointers.data()).ok());
 }
 
+TEST(FlagsTest, CompiledBackendNeedsItsPackagesAndFp32) {
+  const std::string dir = ::testing::TempDir();
+  Args ok({"tb", "--torchbench_backend=aoti", "--torchbench_compiled=" + dir});
+  auto flags = ParseHarnessFlags(&ok.argc, ok.pointers.data());
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->backend, Backend::kAoti);
+  EXPECT_EQ(flags->compiled, dir);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"tb", "--torchbench_backend=aoti"}, "needs --torchbench_compiled"},
+      {{"tb", "--torchbench_backend=jit"},
+       "expected eager, aoti or torchscript"},
+      {{"tb", "--torchbench_compiled=" + dir}, "needs --torchbench_backend"},
+      {{"tb", "--torchbench_backend=torchscript",
+        "--torchbench_compiled=/nonexistent"},
+       "no readable directory"},
+      {{"tb", "--torchbench_backend=aoti", "--torchbench_compiled=" + dir,
+        "--torchbench_precision=bf16"},
+       "runs fp32 packages"}};
+  for (const auto& [argv, message] : bad) {
+    Args args(argv);
+    auto parsed = ParseHarnessFlags(&args.argc, args.pointers.data());
+    ASSERT_FALSE(parsed.ok()) << argv.back();
+    EXPECT_NE(parsed.status().message().find(message), std::string::npos)
+        << parsed.status();
+  }
+}
+
 }  // namespace
 }  // namespace torchbench
