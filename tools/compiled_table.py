@@ -57,6 +57,7 @@ import argparse
 import datetime
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -616,25 +617,35 @@ VALUE_OPTIONS = {"--threads", "--rounds", "--repetitions", "--min-time", "--inst
                  "--binary", "--runs", "-o", "--output", "--markdown"}
 
 
+def published_path(value, placeholder, cwd=None):
+    """A path as versus-python publishes one (relative to the checkout's root
+    inside it, else `placeholder`): its rule, through its --binary."""
+    text = vp.published_command(["--binary", value], cwd)
+    published = shlex.split(text)[-1]
+    return placeholder if published == vp.PATH_OPTIONS["--binary"] else published
+
+
 def published_command(argv, cwd=None):
     """The command as the table's head records it (versus-python's rule: a
     path inside the checkout relative to its root, any other its
-    placeholder; DIR, the positional packages' folder, too)."""
-    options = {**vp.PATH_OPTIONS, "--runs": "RUNS", "--packages-dir": "DIR"}
+    placeholder: DIR, RUNS, PROGRAM, OUT.json, OUT.md)."""
     argv = list(argv)
-    pending, positional = False, False
+    pending, positional, seen_dir = None, False, False
     for i, a in enumerate(argv):
         if pending:
-            pending = False
+            if pending == "--runs":
+                argv[i] = published_path(a, "RUNS", cwd)
+            pending = None
         elif a == "--":
             positional = True
         elif positional or not a.startswith("-"):
-            argv[i:i + 1] = ["--packages-dir", a]  # the first positional: DIR
-            break
-        else:
-            pending = a in VALUE_OPTIONS
-    text = vp.published_command(argv, cwd, options)
-    text = text.replace("--packages-dir=", "").replace("--packages-dir ", "", 1)
+            if not seen_dir:  # the first positional: DIR
+                argv[i], seen_dir = published_path(a, "DIR", cwd), True
+        elif a.startswith("--runs="):
+            argv[i] = "--runs=" + published_path(a.partition("=")[2], "RUNS", cwd)
+        elif a in VALUE_OPTIONS:
+            pending = a
+    text = vp.published_command(argv, cwd)
     return "tools/tb compiled-table" + text[len("tools/tb versus-python"):]
 
 

@@ -292,6 +292,10 @@ class CompiledTableTest(unittest.TestCase):
         self.assertEqual(
             compiled_table.published_command(["--rounds=2", os.path.join(root, "compiled")]),
             "tools/tb compiled-table --rounds=2 compiled")
+        self.assertEqual(
+            compiled_table.published_command(["--runs", "/tmp/r", "/tmp/p", "m",
+                                              "--runs=/tmp/s", "--markdown=/tmp/t.md"]),
+            "tools/tb compiled-table --runs RUNS DIR m --runs=RUNS --markdown=OUT.md")
         self.assertEqual(compiled_table.order_of(4), ["aoti", "torchscript", "eager"])
         self.assertTrue(math.isclose(compiled_table.results.geomean([2.0, 0.5]), 1.0))
 
