@@ -14,6 +14,7 @@
 #include "program/compiled_model.h"
 #include "program/filters.h"
 #include "program/flop_counter.h"
+#include "program/host_malloc.h"
 #include "program/isolation.h"
 #include "program/machine_peak.h"
 #include "program/op_counter.h"
@@ -95,6 +96,10 @@ Counters CompiledFidelityPass(Instance& instance, const RegisteredModel& port) {
   const CompiledFidelity fidelity =
       CheckCompiledFidelity(*compiled, port, instance.config());
   instance.Activate();  // Building the port set its own flags.
+  // The port built for the check is freed; under --torchbench_host_malloc=
+  // retain its pages would stay and raise the instance's peak_host_rss,
+  // which must be the package's alone.
+  TrimHostHeap();
   Counters counters = {
       {"compiled_error_vs_python", fidelity.versus_python_eager}};
   if (fidelity.versus_port) {

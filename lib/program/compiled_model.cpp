@@ -243,24 +243,34 @@ double LargestRelativeError(const std::vector<torch::Tensor>& got,
   for (size_t i = 0; i < got.size(); ++i) {
     const torch::Tensor& a = got[i];
     const torch::Tensor& b = want[i];
-    if (a.sizes() != b.sizes()) {
-      throw std::runtime_error(
-          absl::StrCat("output ", i, " has shape ", ShapeText(a.sizes()),
-                       " where ", ShapeText(b.sizes()), " was expected"));
+    if (a.sizes() != b.sizes() || a.scalar_type() != b.scalar_type()) {
+      throw std::runtime_error(absl::StrCat(
+          "output ", i, " is ", c10::toString(a.scalar_type()),
+          ShapeText(a.sizes()), " where ", c10::toString(b.scalar_type()),
+          ShapeText(b.sizes()), " was expected"));
     }
     if (a.numel() == 0) continue;
     const torch::Tensor x = a.detach().cpu();
     const torch::Tensor y = b.detach().cpu();
     if (!at::isFloatingType(y.scalar_type()) &&
         !at::isComplexType(y.scalar_type())) {
-      if (!torch::equal(x.to(y.scalar_type()), y))
-        largest = std::max(largest, 1.0);
+      if (!torch::equal(x, y)) largest = std::max(largest, 1.0);
       continue;
     }
+    // NaN where eager has NaN is agreement (a model may output NaN
+    // legitimately); NaN anywhere else is the largest error there is.
     const torch::Tensor xd = x.to(torch::kFloat64);
     const torch::Tensor yd = y.to(torch::kFloat64);
-    const double scale = yd.abs().max().item<double>();
-    const double diff = (xd - yd).abs().max().item<double>();
+    const torch::Tensor both_nan = xd.isnan().logical_and(yd.isnan());
+    if (!torch::equal(xd.isnan(), yd.isnan())) {
+      return std::numeric_limits<double>::infinity();
+    }
+    const torch::Tensor finite = both_nan.logical_not();
+    const torch::Tensor ys = yd.masked_select(finite);
+    const torch::Tensor xs = xd.masked_select(finite);
+    if (ys.numel() == 0) continue;
+    const double scale = ys.abs().max().item<double>();
+    const double diff = (xs - ys).abs().max().item<double>();
     if (std::isnan(diff)) return std::numeric_limits<double>::infinity();
     largest = std::max(largest, scale > 0 ? diff / scale : diff);
   }

@@ -82,7 +82,8 @@ absl::StatusOr<CompiledManifest> ReadCompiledManifest(
     int64_t batch_size, const c10::Device& device, const CompiledHost& host);
 
 // The largest elementwise |got - want| over the largest |want|, over every
-// output (0 for equal tensors; integer and boolean outputs: 0 or 1). Throws
+// output (0 for equal tensors; integer and boolean outputs: 0 or 1; NaN where
+// `want` has NaN agrees, NaN elsewhere is infinity). Throws
 // std::runtime_error naming the output when counts, shapes or dtypes differ.
 double LargestRelativeError(const std::vector<torch::Tensor>& got,
                             const std::vector<torch::Tensor>& want);

@@ -33,4 +33,10 @@ std::string ApplyHostMalloc(HostMalloc policy) {
   return "glibc (retain needs glibc's mallopt)";
 }
 
+void TrimHostHeap() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 }  // namespace torchbench

@@ -29,6 +29,11 @@ absl::StatusOr<HostMalloc> ParseHostMalloc(const std::string& value);
 // "glibc (retain needs glibc's mallopt)" where malloc is not glibc's.
 std::string ApplyHostMalloc(HostMalloc policy);
 
+// Gives the heap's free pages back to the kernel now (glibc's malloc_trim;
+// nothing elsewhere), whatever the policy: for memory an untimed pass freed
+// that must not count in the measured steps' peak_host_rss.
+void TrimHostHeap();
+
 }  // namespace torchbench
 
 #endif  // TORCHBENCH_PROGRAM_HOST_MALLOC_H_
