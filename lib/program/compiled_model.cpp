@@ -217,7 +217,8 @@ absl::StatusOr<CompiledManifest> ReadCompiledManifest(
         "the package was compiled for a CPU with ",
         absl::StrJoin(missing, ", "), ", which this one lacks", recompile));
   }
-  if (m.threads != host.threads) {
+  // A CUDA package's kernels do not follow the host's intra-op threads.
+  if (!device.is_cuda() && m.threads != host.threads) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the package was compiled at ", m.threads,
         " intra-op thread(s) and this run has ", host.threads,

@@ -16,9 +16,9 @@
 //
 // Before anything runs, the manifest is checked against the instance and this
 // machine: the model and batch, the torch version (major.minor.patch), the
-// CPU flags it was compiled for, the intra-op threads (a package compiled at
-// one thread has no parallel regions at all), and the stored inputs against
-// the manifest's shapes. Each refusal is one line naming what differs.
+// CPU flags it was compiled for, on a CPU the intra-op threads (a package
+// compiled at one thread has no parallel regions at all), and the stored
+// inputs against the manifest's shapes. Each refusal is one line naming what differs.
 #ifndef TORCHBENCH_PROGRAM_COMPILED_MODEL_H_
 #define TORCHBENCH_PROGRAM_COMPILED_MODEL_H_
 
