@@ -225,23 +225,9 @@ def worker(spec):
         out.update(raw=sum(raw.values()), corrected=sum(corrected.values()), raw_ops=raw,
                    corrected_ops=corrected, torch_version=torch.__version__)
     except (Exception, SystemExit) as e:  # the reference failed: that instance's reason
-        out["error"] = reason(e)
+        out["error"] = errors.reason(e)
     print(RESULT_PREFIX + json.dumps(out), flush=True)
     return 0
-
-
-def reason(error):
-    """An exception in one line; one without a message (NotImplementedError())
-    says where it was raised."""
-    import traceback
-
-    cause = error.__cause__ if error.__cause__ and not str(error.__cause__) else error
-    text = errors.one_line(error, 300)
-    if not str(cause) and cause.__traceback__ is not None:
-        frame = traceback.extract_tb(cause.__traceback__)[-1]
-        text += (f"{' ' if str(error) else ''}(raised in {frame.name} at "
-                 f"{os.path.basename(frame.filename)}:{frame.lineno})")
-    return text[:300]
 
 
 def run_python(spec, timeout):

@@ -176,6 +176,42 @@ REFERENCES = {
 CUDA_EVAL_LENGTH = {"hf_GPT2": 1024, "hf_Longformer": 4096}
 
 
+def build_pip_model(name, mode, batch_size, device="cpu"):
+    """(model, input) of a pip-referenced model as TorchBench's model
+    factories build them, in build_pip_step's order (the model's
+    initialisation draws first, then the input): torchvision's builder
+    without weights and randn(N, 3, 224, 224); timm's create_model without
+    pretrained weights and randn of its default_cfg input size;
+    transformers' from_config and randint ids of the mode's length (the
+    CPU eval length, or CUDA_EVAL_LENGTH's on a GPU), called as
+    model(input_ids=ids). The model is on `device`, in neither mode."""
+    import torch
+
+    package, builder = REFERENCES[name]
+    if package == "torchvision":
+        import torchvision
+
+        model = getattr(torchvision.models, builder)(weights=None).to(device)
+        return model, torch.randn(batch_size, 3, 224, 224, device=device)
+    if package == "transformers":
+        import transformers
+
+        config_name, auto_name, train_length, eval_length = builder
+        if torch.device(device).type != "cpu":
+            eval_length = CUDA_EVAL_LENGTH.get(name, eval_length)
+        config_name, config_args = (
+            config_name if isinstance(config_name, tuple) else (config_name, {}))
+        config = getattr(transformers, config_name)(**config_args)
+        model = getattr(transformers, auto_name).from_config(config).to(device)
+        length = train_length if mode == "Train" else eval_length
+        return model, torch.randint(0, config.vocab_size, (batch_size, length), device=device)
+    import timm
+
+    model = timm.create_model(builder, pretrained=False).to(device)
+    return model, torch.randn((batch_size,) + tuple(model.default_cfg["input_size"]),
+                              device=device)
+
+
 def build_pip_step(name, mode, batch_size, device="cpu", precision="fp32"):
     """The reference model's TorchBench step as a function of no arguments,
     as TorchBench 43ca0857 builds it: TorchVisionModel (Adam lr 1e-3,
@@ -185,12 +221,13 @@ def build_pip_step(name, mode, batch_size, device="cpu", precision="fp32"):
     step) and HuggingFaceModel (from_config, randint ids of its train/eval
     length, the eval length divided by cpu_input_slice; Train:
     model(input_ids, labels).loss, backward, Adam lr 1e-3 with no zero_grad,
-    as at 43ca0857); eval is the forward under no_grad. fp16/bf16 convert
+    as at 43ca0857), model and input from build_pip_model; eval is the
+    forward under no_grad. fp16/bf16 convert
     the module and the float inputs (TorchBench's model.half() path),
     amp_fp16/amp_bf16 autocast the forward."""
     import torch
 
-    package, builder = REFERENCES[name]
+    package = REFERENCES[name][0]
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision)
     amp_dtype = {"amp_fp16": torch.float16, "amp_bf16": torch.bfloat16}.get(precision)
     if amp_dtype is not None:
@@ -200,11 +237,8 @@ def build_pip_step(name, mode, batch_size, device="cpu", precision="fp32"):
             return torch.autocast(device_type=device_type, dtype=amp_dtype)
     else:
         autocast = contextlib.nullcontext
+    model, x = build_pip_model(name, mode, batch_size, device)
     if package == "torchvision":
-        import torchvision
-
-        model = getattr(torchvision.models, builder)(weights=None).to(device)
-        x = torch.randn(batch_size, 3, 224, 224, device=device)
         if dtype is not None:  # TorchBench's model.half() path
             model, x = model.to(dtype), x.to(dtype)
         if mode == "Train":
@@ -229,22 +263,11 @@ def build_pip_step(name, mode, batch_size, device="cpu", precision="fp32"):
                 with torch.no_grad(), autocast():
                     model(x)
     elif package == "transformers":
-        import transformers
-
-        config_name, auto_name, train_length, eval_length = builder
-        if torch.device(device).type != "cpu":
-            eval_length = CUDA_EVAL_LENGTH.get(name, eval_length)
-        config_name, config_args = (
-            config_name if isinstance(config_name, tuple) else (config_name, {}))
-        config = getattr(transformers, config_name)(**config_args)
-        model = getattr(transformers, auto_name).from_config(config).to(device)
+        ids = x
         if dtype is not None:
             model = model.to(dtype)
-        length = train_length if mode == "Train" else eval_length
-        ids = torch.randint(0, config.vocab_size, (batch_size, length), device=device)
         if mode == "Train":
-            labels = torch.randint(0, config.vocab_size, (batch_size, length),
-                                   device=device)
+            labels = torch.randint(0, model.config.vocab_size, ids.shape, device=device)
             model.train()
             opt = torch.optim.Adam(model.parameters(), lr=1e-3)
 
@@ -260,12 +283,8 @@ def build_pip_step(name, mode, batch_size, device="cpu", precision="fp32"):
                 with torch.no_grad(), autocast():
                     model(input_ids=ids).logits
     else:
-        import timm
         from timm.optim import create_optimizer_v2
 
-        model = timm.create_model(builder, pretrained=False).to(device)
-        x = torch.randn((batch_size,) + tuple(model.default_cfg["input_size"]),
-                        device=device)
         if dtype is not None:
             model, x = model.to(dtype), x.to(dtype)
         if mode == "Train":
@@ -312,17 +331,27 @@ def build_python_step(model, mode, batch_size, device, reference_root, export_we
     tb_model, step = reference_env.build_step(reference_root, model, mode.lower(), batch_size,
                                               device)
     if export_weights:
-        from safetensors.torch import save_file
-
-        # Every parameter and buffer, the non-persistent ones (detectron2's
-        # pixel_mean, pixel_std and cell anchors) too: the program loads all.
-        # Cloned, as make_reference.py does: save_file refuses tensors that
-        # share storage (tied weights).
-        module = tb_model.get_module()[0]
-        tensors = dict(module.named_parameters())
-        tensors.update(module.named_buffers())
-        save_file({k: v.detach().cpu().clone() for k, v in tensors.items()}, export_weights)
+        save_weights(module_tensors(tb_model.get_module()[0]), export_weights)
     return step
+
+
+def module_tensors(module):
+    """{name: tensor} of every parameter and buffer of `module`, the
+    non-persistent buffers (detectron2's pixel_mean, pixel_std and cell
+    anchors) too, as named_parameters and named_buffers name them: what the
+    program's --torchbench_weights loads."""
+    tensors = dict(module.named_parameters())
+    tensors.update(module.named_buffers())
+    return tensors
+
+
+def save_weights(tensors, path):
+    """module_tensors' tensors as a safetensors file: detached, on the CPU,
+    cloned, as make_reference.py does (save_file refuses tensors that share
+    storage: tied weights)."""
+    from safetensors.torch import save_file
+
+    save_file({k: v.detach().cpu().clone() for k, v in tensors.items()}, path)
 
 
 def top_level_ops(events, main_thread=None):
@@ -1310,17 +1339,19 @@ PATH_OPTIONS = {"--binary": "PROGRAM", "--reference-root": "CHECKOUT",
                 "--journal": "JOURNAL.jsonl", "--costs": "RUN.json"}
 
 
-def published_command(argv, cwd=None):
+def published_command(argv, cwd=None, options=None):
     """The command as the table's head records it: a path inside the
-    checkout relative to its root, any other path its placeholder."""
+    checkout relative to its root, any other path its placeholder
+    (`options`: {option: placeholder}, PATH_OPTIONS by default)."""
     cwd = cwd or os.getcwd()
+    options = PATH_OPTIONS if options is None else options
 
     def placeholder(option, value):
         path = os.path.normpath(os.path.join(cwd, os.path.expanduser(value)))
         inside = os.path.relpath(path, ROOT)
         if inside != os.pardir and not inside.startswith(os.pardir + os.sep):
             return inside
-        return PATH_OPTIONS[option]
+        return options[option]
 
     out, pending = [], None
     for a in argv:
@@ -1329,11 +1360,11 @@ def published_command(argv, cwd=None):
             pending = None
             continue
         option, eq, value = a.partition("=")
-        if option in PATH_OPTIONS and eq:
+        if option in options and eq:
             out.append(f"{option}={placeholder(option, value)}")
         else:
             out.append(a)
-            pending = a if a in PATH_OPTIONS else None
+            pending = a if a in options else None
     return "tools/tb versus-python " + " ".join(shlex.quote(a) for a in out)
 
 

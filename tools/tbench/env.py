@@ -10,8 +10,10 @@ REQUIREMENTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fi
                             "requirements.txt")
 
 
-def machine():
-    """The CPU's name and the vector extensions that decide its kernels."""
+def machine(wanted=VECTOR_FLAGS):
+    """The CPU's name and the vector extensions that decide its kernels
+    (those of `wanted` that /proc/cpuinfo lists, in its order, as one
+    string)."""
     cpu, flags = "?", []
     try:
         with open("/proc/cpuinfo") as f:
@@ -20,7 +22,7 @@ def machine():
                     cpu = text.split(":", 1)[1].strip()
                 elif text.startswith("flags") and not flags:
                     present = set(text.split(":", 1)[1].split())
-                    flags = [x for x in VECTOR_FLAGS if x in present]
+                    flags = [x for x in wanted if x in present]
     except OSError:
         pass
     return cpu, " ".join(flags)

@@ -4,7 +4,9 @@ A user who mistyped a flag or gave the wrong file reads one line naming
 the tool and the problem, never a traceback; a traceback is for a bug."""
 
 import argparse
+import os
 import sys
+import traceback
 
 
 class InputError(Exception):
@@ -40,6 +42,19 @@ def one_line(error, limit=None):
     table row or an exit message, not a traceback)."""
     text = f"{type(error).__name__}: {error}".splitlines()[0]
     return text[:limit] if limit else text
+
+
+def reason(error, limit=300):
+    """An exception in one line (one_line, at most `limit` characters); one
+    without a message (NotImplementedError()) says where it was raised: a
+    failed instance's reason in a tool's results."""
+    cause = error.__cause__ if error.__cause__ and not str(error.__cause__) else error
+    text = one_line(error, limit)
+    if not str(cause) and cause.__traceback__ is not None:
+        frame = traceback.extract_tb(cause.__traceback__)[-1]
+        text += (f"{' ' if str(error) else ''}(raised in {frame.name} at "
+                 f"{os.path.basename(frame.filename)}:{frame.lineno})")
+    return text[:limit]
 
 
 def exit_one_line(tool, error):
