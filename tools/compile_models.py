@@ -1,0 +1,841 @@
+#!/usr/bin/env python3
+"""Each model's Eval forward compiled ahead of time, for the program to run from C++.
+
+    tools/tb compile [MODEL...] [--backend aoti|torchscript|both] [--batch-size N|default]
+        [--threads N] [--reference-root CHECKOUT] [--timeout S] [--jobs N] [--binary PROGRAM]
+        [--time-python [--warmup 3] [--steps 10]] [-o DIR]
+
+For each selected model (every model the program lists with an Eval mode by
+default; --batch-size N, 1 by default, is raised to the model's smallest
+Eval batch, a fixed-batch model keeps its own, `default` is each model's Eval
+default), one worker process (this file, --worker; a crash, an out-of-memory
+kill or a hang past --timeout, 3600 s, costs that model only) with
+--threads intra-op threads (1) and seed 1337:
+  1. builds the eager module and its example inputs: the pip-referenced models
+     (versus_python.REFERENCES) as TorchBench's model factories build them
+     (versus_python.build_pip_model: the module and input of versus-python's
+     step; transformers called as model(input_ids=ids)), the others as
+     TorchBench's own Model (a pytorch/benchmark checkout at 43ca0857,
+     --reference-root or TORCHBENCH_REFERENCE_ROOT, built by
+     tools/golden/reference_env.py's construct) and its get_module(): the
+     (module, example_inputs) PyTorch's own dynamo benchmark harness compiles
+     too. The module in eval mode is wrapped so that it takes the flat list
+     of input tensors (torch.utils._pytree's leaves of (args, kwargs); the
+     other leaves are constants of the wrapper) and returns the flat tuple of
+     its output tensors (None and other leaves dropped): both backends compile
+     the wrapper, so C++ feeds a vector of tensors and gets one back. The
+     eager wrapper runs once under no_grad: the reference outputs.
+  2. aoti: torch.export.export of the wrapper, non-strict first, then strict
+     (with dynamo's capture_scalar_outputs and capture_dynamic_output_shape_ops
+     for data-dependent operators); torch._inductor.aoti_compile_and_package
+     with freezing (what PyTorch's own CPU inference benchmarks use) into
+     aoti.pt2; loaded back with aoti_load_package (AOTI_RUNTIME_CHECK_INPUTS=1)
+     and run against eager.
+  3. torchscript: torch.jit.trace of the wrapper (check_trace=False,
+     strict=False), torch.jit.freeze (the unfrozen trace is kept, and said,
+     when freezing fails), torch.jit.save into torchscript.pt; loaded back
+     with torch.jit.load and run against eager. A trace records one path:
+     the tracer's warnings (a tensor's value or size read in Python, frozen
+     into the trace) are counted, the first one kept.
+  4. beside them: inputs.safetensors and outputs.safetensors (the flat inputs
+     and eager's outputs, keys "0", "1", ...), weights.safetensors (every
+     parameter and buffer of the original module by its own names, as
+     versus-python exports them for --torchbench_weights; none above 4 GiB),
+     and manifest.json (tools/README.md, "Compiled models": what was compiled,
+     with which torch, threads and CPU flags, the inputs' and outputs' shapes,
+     each backend's status, phase and reason, its seconds and its largest
+     errors against eager), and worker.log, the worker's own output.
+  5. --time-python: the eager wrapper, the AOTI package and the TorchScript
+     module run from Python, and torch.compile of the wrapper (inductor with
+     freezing), each --warmup (3) then --steps (10) one-step samples in ms.
+
+A backend's failure is a result (status failed, its phase: build, export,
+compile, load or run for aoti; build, trace, save, load or run for
+torchscript; and the first line of the error), not an error of the tool.
+Packages go to DIR/<model>/batch_size_<N>/ (-o DIR, compiled/ by default);
+DIR/index.json lists every package's status and is rewritten after each model,
+so a run stopped early (Ctrl-C stops the workers too, exit status 130) keeps
+what finished; models not rerun keep their entries, and a model rerun with
+one backend keeps the other's package when it was made with the same torch,
+threads and CPU. One line per model as it finishes, then a summary: the
+packages made per backend and the failures grouped by phase and reason.
+Seconds are wall time; inductor's caches (TORCHINDUCTOR_CACHE_DIR) make a
+second compile of the same graph faster.
+
+The program (build/benchmarks/torchbench, or --binary) runs a package with
+--torchbench_backend=aoti|torchscript --torchbench_compiled=DIR; it refuses
+one compiled for another torch, thread count or CPU.
+
+Exit status: 0 every selected model was attempted (failures are results); 2
+bad input (an unknown model or one without Eval, no reference root for a model
+that runs TorchBench's code, a program that cannot list its models, an
+unreadable DIR/index.json).
+"""
+
+import argparse
+import concurrent.futures
+import contextlib
+import datetime
+import json
+import math
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import warnings
+
+from tbench import env, errors, files, program
+from tbench.errors import InputError
+
+import versus_python as vp
+
+TOOL = "torchbench-compile"
+BACKENDS = {"aoti": ("aoti",), "torchscript": ("torchscript",), "both": ("aoti", "torchscript")}
+PACKAGE_FILES = {"aoti": "aoti.pt2", "torchscript": "torchscript.pt"}
+INPUTS_FILE, OUTPUTS_FILE, WEIGHTS_FILE = ("inputs.safetensors", "outputs.safetensors",
+                                           "weights.safetensors")
+MANIFEST, INDEX, LOG = "manifest.json", "index.json", "worker.log"
+# The CPU flags a package's kernels may use: the program refuses to run one
+# where any flag of its manifest is missing.
+CPU_FLAGS = ("avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512_vnni",
+             "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "fma", "f16c")
+# aoti_compile_and_package's inductor configs (every one is in the manifest):
+# freezing, as PyTorch's CPU inference benchmarks compile.
+INDUCTOR_CONFIGS = {"freezing": True}
+# Dynamo's configs for the strict export, tried when non-strict fails: a
+# data-dependent operator (nonzero, item) becomes an unbacked symbol instead
+# of a graph break.
+STRICT_DYNAMO_CONFIGS = {"capture_scalar_outputs": True, "capture_dynamic_output_shape_ops": True}
+WEIGHTS_LIMIT = 4 * 2**30
+# The manifest's keys in this order (a reader's order; any others follow).
+MANIFEST_KEYS = ("format", "model", "mode", "batch_size", "device", "torch_version", "threads",
+                 "cpu_flags", "cpu_capability", "reference", "compiled_forward", "inputs",
+                 "outputs", "inputs_file", "outputs_file", "weights_file", "weights_bytes",
+                 "python_eager_ms", "backends", "python_compile")
+# The reason of a phase under way: a worker that dies there leaves it, and the
+# driver puts why the worker ended in its place.
+UNDER_WAY = "under way when the worker ended"
+SEED = 1337
+
+
+# --- the eager module, flat -------------------------------------------------------
+
+def build_module(spec):
+    """(module in eval mode, args, kwargs) of the model `spec` names."""
+    name, batch_size = spec["model"], spec["batch_size"]
+    if spec.get("stand_in"):
+        build = load_stand_in(spec["stand_in"]).build
+        module, example = build(name, batch_size)
+    elif name in vp.REFERENCES:
+        module, x = vp.build_pip_model(name, "Eval", batch_size)
+        # TorchBench's HuggingFaceModel calls model(input_ids=...).
+        example = {"input_ids": x} if vp.REFERENCES[name][0] == "transformers" else (x,)
+    else:
+        import reference_env  # tools/golden/reference_env.py: GOLDEN is on the worker's path
+
+        tb_model = reference_env.construct(spec["reference_root"], name, "eval", batch_size,
+                                           "cpu")
+        module, example = tb_model.get_module()
+    if not hasattr(module, "eval"):
+        raise TypeError(f"get_module() returned a {type(module).__name__}, not a module")
+    module.eval()
+    if isinstance(example, dict):
+        args, kwargs = (), dict(example)
+    elif isinstance(example, (tuple, list)):
+        args, kwargs = tuple(example), {}
+    else:
+        args, kwargs = (example,), {}
+    return module, args, kwargs
+
+
+def load_stand_in(path):
+    """The test-only stand-in (--stand-in FILE): a Python file whose
+    build(name, batch_size) returns (module, example_inputs) as get_module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compile_stand_in", path)
+    stand_in = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stand_in)
+    return stand_in
+
+
+def flat_module(module, args, kwargs):
+    """(wrapper, input tensors): wrapper(*tensors) calls module(*args,
+    **kwargs) with those tensors in their places, the other leaves of
+    (args, kwargs) as constants, and returns the tensors among its output's
+    leaves as a tuple."""
+    import torch
+    import torch.utils._pytree as pytree
+
+    leaves, tree = pytree.tree_flatten((tuple(args), dict(kwargs)))
+    places = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+
+    class Flat(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.module = module
+
+        def forward(self, *tensors):
+            filled = list(leaves)
+            for i, t in zip(places, tensors):
+                filled[i] = t
+            a, k = pytree.tree_unflatten(filled, tree)
+            return tuple(x for x in pytree.tree_leaves(self.module(*a, **k))
+                         if isinstance(x, torch.Tensor))
+
+    return Flat().eval(), [leaves[i] for i in places]
+
+
+def clones(tensors):
+    """Contiguous detached copies (a step may write into its inputs)."""
+    return [t.detach().contiguous().clone() for t in tensors]
+
+
+def describe(tensors):
+    return [{"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch.")}
+            for t in tensors]
+
+
+def save_tensors(tensors, path):
+    """The tensors as safetensors, keys "0", "1", ..., written atomically."""
+    from safetensors.torch import save_file
+
+    with files.replacing(path) as tmp:
+        save_file({str(i): t for i, t in enumerate(clones(tensors))}, tmp)
+
+
+def number(x):
+    """A float for JSON: finite as it is (6 significant digits), else "inf"
+    or "nan"."""
+    return float(f"{x:.6g}") if math.isfinite(x) else str(x)
+
+
+def largest_errors(got, want):
+    """(largest |got - want|, that over the largest |want|) over every output
+    (the program's LargestRelativeError; where both are NaN, 0). Raises when
+    the counts, shapes or dtypes differ."""
+    import torch
+
+    got = list(got) if isinstance(got, (tuple, list)) else [got]
+    if len(got) != len(want):
+        raise RuntimeError(f"{len(got)} outputs, eager has {len(want)}")
+    largest_abs = largest_rel = 0.0
+    for i, (g, w) in enumerate(zip(got, want)):
+        if tuple(g.shape) != tuple(w.shape) or g.dtype != w.dtype:
+            raise RuntimeError(f"output {i} is {g.dtype} {list(g.shape)}, eager's "
+                               f"{w.dtype} {list(w.shape)}")
+        if w.numel() == 0:
+            continue
+        if w.is_complex():
+            diff, scale = (g - w).abs().double(), w.abs().double()
+        else:
+            diff, scale = (g.double() - w.double()).abs(), w.double().abs()
+        diff = torch.where(g.isnan() & w.isnan(), 0.0, diff.nan_to_num(math.inf))
+        d, s = diff.max().item(), scale.nan_to_num(0.0).max().item()
+        largest_abs = max(largest_abs, d)
+        largest_rel = max(largest_rel, d / s if s > 0 else (0.0 if d == 0 else math.inf))
+    return number(largest_abs), number(largest_rel)
+
+
+def step_times(call, warmup, steps):
+    """--warmup calls, then --steps timed one by one (ms)."""
+    for _ in range(warmup):
+        call()
+    out = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        call()
+        out.append(round((time.perf_counter() - start) * 1e3, 4))
+    return out
+
+
+# --- the backends -------------------------------------------------------------------
+
+class Failed(Exception):
+    """A backend's phase failed: its entry's phase and reason."""
+
+    def __init__(self, phase, reason, **extra):
+        super().__init__(reason)
+        self.phase, self.reason, self.extra = phase, reason, extra
+
+
+@contextlib.contextmanager
+def phase(name, note):
+    """A phase of a backend: the manifest says it is under way (note), and
+    an exception in it becomes Failed(name, its first line)."""
+    note(name)
+    try:
+        yield
+    except Failed:
+        raise
+    except (Exception, SystemExit) as e:
+        traceback.print_exc()  # the whole story in worker.log
+        raise Failed(name, errors.reason(e)) from e
+
+
+def seconds_since(start):
+    return round(time.perf_counter() - start, 3)
+
+
+def compile_aoti(wrapper, inputs, outputs, directory, entry, note, timing):
+    """aoti: export (non-strict, then strict), compile and package, load,
+    run against eager; fills `entry`."""
+    import torch
+
+    path = directory / PACKAGE_FILES["aoti"]
+    with phase("export", note):
+        start = time.perf_counter()
+        try:
+            exported = torch.export.export(wrapper, tuple(clones(inputs)), strict=False)
+            entry["export"] = "non-strict"
+        except Exception as e:  # non-strict failed: strict, as PyTorch's harness falls back
+            traceback.print_exc()
+            non_strict = errors.reason(e)
+            start = time.perf_counter()
+            try:
+                with torch._dynamo.config.patch(**STRICT_DYNAMO_CONFIGS):
+                    exported = torch.export.export(wrapper, tuple(clones(inputs)), strict=True)
+            except Exception as strict:
+                traceback.print_exc()
+                raise Failed("export", f"non-strict: {non_strict}"[:300],
+                             strict_reason=errors.reason(strict)) from strict
+            entry.update(export="strict", dynamo_configs=dict(STRICT_DYNAMO_CONFIGS),
+                         non_strict_reason=non_strict)
+        entry["export_seconds"] = seconds_since(start)
+    with phase("compile", note):
+        entry["inductor_configs"] = dict(INDUCTOR_CONFIGS)
+        start = time.perf_counter()
+        torch._inductor.aoti_compile_and_package(exported, package_path=str(path),
+                                                 inductor_configs=dict(INDUCTOR_CONFIGS))
+        entry["compile_seconds"] = seconds_since(start)
+    with phase("load", note):
+        runner = torch._inductor.aoti_load_package(str(path))
+    with phase("run", note):
+        entry["max_abs_error"], entry["max_rel_error"] = largest_errors(
+            runner(*clones(inputs)), outputs)
+        if timing:
+            entry["python_ms"] = step_times(lambda: runner(*inputs), *timing)
+
+
+def compile_torchscript(wrapper, inputs, outputs, directory, entry, note, timing):
+    """torchscript: trace, freeze (or say why not), save, load, run
+    against eager; fills `entry`."""
+    import torch
+
+    path = directory / PACKAGE_FILES["torchscript"]
+    with phase("trace", note), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", torch.jit.TracerWarning)
+        start = time.perf_counter()
+        traced = torch.jit.trace(wrapper, tuple(clones(inputs)), check_trace=False,
+                                 strict=False)
+        entry["trace_seconds"] = seconds_since(start)
+    # A value the trace turned into a constant (a tensor's value or size read
+    # in Python): the trace may hold only these inputs' path.
+    tracer = [w for w in caught if issubclass(w.category, torch.jit.TracerWarning)]
+    if tracer:
+        entry["trace_warnings"] = len(tracer)
+        entry["trace_warning"] = str(tracer[0].message).splitlines()[0][:300]
+    with phase("trace", note):
+        start = time.perf_counter()
+        try:
+            traced = torch.jit.freeze(traced.eval())
+            entry["method"] = "trace+freeze"
+            entry["freeze_seconds"] = seconds_since(start)
+        except Exception as e:  # the unfrozen trace still runs
+            traceback.print_exc()
+            entry.update(method="trace", freeze_reason=errors.reason(e))
+    with phase("save", note):
+        with files.replacing(path) as tmp:
+            torch.jit.save(traced, tmp)
+    with phase("load", note):
+        loaded = torch.jit.load(str(path))
+    with phase("run", note):
+        entry["max_abs_error"], entry["max_rel_error"] = largest_errors(
+            loaded(*clones(inputs)), outputs)
+        if timing:
+            entry["python_ms"] = step_times(lambda: loaded(*inputs), *timing)
+
+
+COMPILERS = {"aoti": compile_aoti, "torchscript": compile_torchscript}
+
+
+def time_torch_compile(wrapper, inputs, outputs, entry, note, timing):
+    """torch.compile of the wrapper (inductor, freezing): its first call's
+    seconds, its errors against eager, its steps."""
+    import torch
+
+    with torch._inductor.config.patch(freezing=True):
+        with phase("compile", note):
+            compiled = torch.compile(wrapper)
+            start = time.perf_counter()
+            got = compiled(*clones(inputs))
+            entry["compile_seconds"] = seconds_since(start)
+        with phase("run", note):
+            entry["max_abs_error"], entry["max_rel_error"] = largest_errors(got, outputs)
+            entry["ms"] = step_times(lambda: compiled(*inputs), *timing)
+
+
+# --- the worker (a process per model) -------------------------------------------------
+
+def failed(phase_name, reason, **extra):
+    return {"status": "failed", "phase": phase_name, "reason": reason[:300], **extra}
+
+
+def new_manifest(spec, reference):
+    import torch
+
+    return {"format": 1, "model": spec["model"], "mode": "Eval",
+            "batch_size": spec["batch_size"], "device": "cpu",
+            "torch_version": torch.__version__, "threads": torch.get_num_threads(),
+            "cpu_flags": cpu_flags(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "reference": reference,
+            "compiled_forward": "reference_forward" if spec["model"] in vp.REFERENCES
+            and not spec.get("stand_in") else "get_module",
+            "inputs": [], "outputs": [], "inputs_file": None, "outputs_file": None,
+            "weights_file": None, "backends": {}}
+
+
+def cpu_flags():
+    """CPU_FLAGS that this machine's /proc/cpuinfo lists, sorted."""
+    return sorted(env.machine(CPU_FLAGS)[1].split())
+
+
+def write_manifest(directory, manifest):
+    ordered = {k: manifest[k] for k in MANIFEST_KEYS if k in manifest}
+    files.write_json(directory / MANIFEST, {**ordered, **manifest})
+
+
+def read_manifest(directory):
+    try:
+        with open(directory / MANIFEST) as f:
+            doc = json.load(f)
+        return doc if isinstance(doc, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def keep_previous(directory, manifest, rerun, timed, previous):
+    """Into `manifest`, what this run does not redo from the directory's
+    previous manifest when it was made with the same torch, threads, CPU and
+    batch: the entries of the backends not rerun (their packages stay; the
+    others are removed) and, unless timed, its Python times."""
+    old = previous or {}
+    same = all(old.get(k) == manifest[k] for k in ("format", "model", "batch_size",
+                                                      "torch_version", "threads", "cpu_flags",
+                                                      "cpu_capability"))
+    for backend, name in PACKAGE_FILES.items():
+        entry = (old.get("backends") or {}).get(backend)
+        if same and backend not in rerun and isinstance(entry, dict):
+            manifest["backends"][backend] = entry
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                (directory / name).unlink()
+    for key in ("python_eager_ms", "python_compile"):
+        if same and not timed and key in old:
+            manifest[key] = old[key]
+
+
+def worker(spec):
+    """Build, flatten, run eager, compile with each backend, time; the
+    manifest is rewritten at every phase (a phase under way is a failure
+    whose reason the driver fills when the worker dies there)."""
+    import torch
+
+    os.environ["AOTI_RUNTIME_CHECK_INPUTS"] = "1"
+    torch.set_num_threads(spec["threads"])
+    torch.manual_seed(spec["seed"])
+    directory = pathlib.Path(spec["directory"])
+    reference = "stand-in" if spec.get("stand_in") else vp.reference_kind(spec["model"])
+    manifest = new_manifest(spec, reference)
+    timing = (spec["warmup"], spec["steps"]) if spec.get("time_python") else None
+    keep_previous(directory, manifest, spec["backends"], timing, spec.get("previous"))
+    for backend in spec["backends"]:
+        manifest["backends"][backend] = failed("build", UNDER_WAY)
+    if timing:
+        manifest["python_compile"] = failed("build", UNDER_WAY)
+
+    def save():
+        write_manifest(directory, manifest)
+
+    for name in (INPUTS_FILE, OUTPUTS_FILE, WEIGHTS_FILE):  # this run's, or none
+        with contextlib.suppress(FileNotFoundError):
+            (directory / name).unlink()
+    save()
+    try:
+        with torch.no_grad():
+            module, args, kwargs = build_module(spec)
+            wrapper, inputs = flat_module(module, args, kwargs)
+            inputs = clones(inputs)  # the stored inputs, before any step writes into them
+            outputs = list(wrapper(*clones(inputs)))
+            manifest.update(inputs=describe(inputs), outputs=describe(outputs))
+            save_tensors(inputs, directory / INPUTS_FILE)
+            save_tensors(outputs, directory / OUTPUTS_FILE)
+            manifest.update(inputs_file=INPUTS_FILE, outputs_file=OUTPUTS_FILE)
+            weights = vp.module_tensors(module)
+            manifest["weights_bytes"] = sum(t.numel() * t.element_size() for t in weights.values())
+            if manifest["weights_bytes"] <= WEIGHTS_LIMIT:
+                with files.replacing(directory / WEIGHTS_FILE) as tmp:
+                    vp.save_weights(weights, tmp)
+                manifest["weights_file"] = WEIGHTS_FILE
+            del weights
+    except (Exception, SystemExit) as e:
+        traceback.print_exc()
+        reason = errors.reason(e)
+        for backend, name in PACKAGE_FILES.items():  # a kept package has no inputs now
+            manifest["backends"].pop(backend, None)
+            with contextlib.suppress(FileNotFoundError):
+                (directory / name).unlink()
+        manifest.pop("python_eager_ms", None)
+        manifest.pop("python_compile", None)
+        for backend in spec["backends"]:
+            manifest["backends"][backend] = failed("build", reason)
+        if timing:
+            manifest["python_compile"] = failed("build", reason)
+        save()
+        return 0
+    save()
+    if timing:
+        with torch.no_grad():
+            manifest["python_eager_ms"] = step_times(lambda: wrapper(*inputs), *timing)
+    for backend in spec["backends"]:
+        entry = {"status": "ok", "file": PACKAGE_FILES[backend]}
+
+        def note(name, backend=backend):
+            manifest["backends"][backend] = failed(name, UNDER_WAY)
+            save()
+
+        try:
+            with torch.no_grad():
+                COMPILERS[backend](wrapper, inputs, outputs, directory, entry, note, timing)
+            manifest["backends"][backend] = entry
+        except Failed as f:
+            with contextlib.suppress(FileNotFoundError):
+                (directory / PACKAGE_FILES[backend]).unlink()
+            entry.pop("file")
+            entry.pop("status")
+            manifest["backends"][backend] = failed(f.phase, f.reason, **entry, **f.extra)
+        save()
+    if timing:
+        entry = {"status": "ok"}
+
+        def note_compile(name):
+            manifest["python_compile"] = failed(name, UNDER_WAY)
+            save()
+
+        try:
+            with torch.no_grad():
+                time_torch_compile(wrapper, inputs, outputs, entry, note_compile, timing)
+            manifest["python_compile"] = entry
+        except Failed as f:
+            entry.pop("status")
+            manifest["python_compile"] = failed(f.phase, f.reason, **entry, **f.extra)
+        save()
+    return 0
+
+
+# --- the driver ----------------------------------------------------------------------------
+
+# The workers running ({pid: process}), each its own process group, and
+# whether the run is stopping (Ctrl-C): no new worker starts.
+_running = {}
+_stopping = threading.Event()
+
+
+def run_worker(spec, directory, timeout):
+    """The worker in its own process group (its compiler children die with
+    it), its output in worker.log; None when it ended well, else why not."""
+    if _stopping.is_set():
+        return "interrupted"
+    environment = env.thread_env(spec["threads"])
+    environment["PYTHONPATH"] = os.pathsep.join(
+        [str(vp.GOLDEN)] + [p for p in [environment.get("PYTHONPATH")] if p])
+    environment["AOTI_RUNTIME_CHECK_INPUTS"] = "1"
+    log = directory / LOG
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, __file__, "--worker", json.dumps(spec)],
+                                stdout=out, stderr=subprocess.STDOUT, env=environment,
+                                start_new_session=True)
+        _running[proc.pid] = proc
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(proc.pid)
+            proc.wait()
+            return f"timed out after {timeout} s"
+        finally:
+            _running.pop(proc.pid, None)
+    kill_group(proc.pid)  # a compiler child left behind
+    if _stopping.is_set():
+        return "interrupted"
+    if proc.returncode == 0:
+        return None
+    with open(log, "rb") as f:
+        f.seek(max(0, os.path.getsize(log) - 65536))
+        tail = f.read().decode(errors="replace")
+    ended = subprocess.CompletedProcess(proc.args, proc.returncode, None, tail)
+    return f"the worker died ({vp.why_ended(ended)[:260]})"
+
+
+def kill_group(pid):
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def finish_manifest(spec, directory, died):
+    """The worker's manifest with every phase it left under way failed for
+    `died`; a manifest of the driver's own (every backend failed at build)
+    when it wrote none."""
+    manifest = read_manifest(directory)
+    why = died or "the worker ended without finishing it"
+    if manifest is None or manifest.get("model") != spec["model"]:
+        manifest = new_manifest(spec, "stand-in" if spec.get("stand_in")
+                                else vp.reference_kind(spec["model"]))
+        manifest["threads"] = spec["threads"]
+        manifest["backends"] = {b: failed("build", why) for b in spec["backends"]}
+        if spec.get("time_python"):
+            manifest["python_compile"] = failed("build", why)
+    else:
+        entries = [*manifest.get("backends", {}).values(), manifest.get("python_compile") or {}]
+        for entry in entries:
+            if entry.get("reason") == UNDER_WAY:
+                entry["reason"] = why
+    for backend, name in PACKAGE_FILES.items():  # what a killed compiler left half-written
+        if manifest["backends"].get(backend, {}).get("status") != "ok":
+            with contextlib.suppress(FileNotFoundError):
+                (directory / name).unlink()
+    write_manifest(directory, manifest)
+    return manifest
+
+
+def compile_model(model, batch_size, args, root, out_dir):
+    """One model's worker; (its manifest, seconds)."""
+    directory = out_dir / model / f"batch_size_{batch_size}"
+    directory.mkdir(parents=True, exist_ok=True)
+    spec = {"model": model, "batch_size": batch_size, "threads": args.threads, "seed": SEED,
+            "reference_root": root, "backends": list(BACKENDS[args.backend]),
+            "directory": str(directory), "time_python": args.time_python,
+            "warmup": args.warmup, "steps": args.steps, "stand_in": args.stand_in,
+            # The worker keeps the entries of the backends it does not rerun; a
+            # manifest in the directory is always this run's.
+            "previous": read_manifest(directory)}
+    with contextlib.suppress(FileNotFoundError):
+        (directory / MANIFEST).unlink()
+    start = time.perf_counter()
+    died = run_worker(spec, directory, args.timeout)
+    return finish_manifest(spec, directory, died), time.perf_counter() - start
+
+
+def index_entries(manifest):
+    """The index's entries of one manifest, a backend each."""
+    out = []
+    for backend, entry in sorted(manifest.get("backends", {}).items()):
+        row = {"model": manifest["model"], "batch_size": manifest["batch_size"],
+               "backend": backend, "status": entry.get("status")}
+        for key in ("phase", "reason"):
+            if key in entry:
+                row[key] = entry[key]
+        row.update({k: v for k, v in entry.items() if k.endswith("_seconds")})
+        row["path"] = f"{manifest['model']}/batch_size_{manifest['batch_size']}"
+        out.append(row)
+    return out
+
+
+def read_index(path):
+    """The entries of an earlier run's index.json ([] without one)."""
+    if not path.exists():
+        return []
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        if not (isinstance(doc, dict) and isinstance(doc.get("entries"), list)):
+            raise ValueError("no entries")
+        return doc["entries"]
+    except (OSError, ValueError) as e:
+        raise InputError(f"{path}: not an index this tool wrote ({e}); move it away or "
+                         "choose another -o") from None
+
+
+def merged(entries, manifest):
+    """`entries` with those of the manifest's model and batch replaced."""
+    key = (manifest["model"], manifest["batch_size"])
+    kept = [e for e in entries if (e.get("model"), e.get("batch_size")) != key]
+    return sorted(kept + index_entries(manifest),
+                  key=lambda e: (str(e.get("model")), e.get("batch_size") or 0,
+                                 str(e.get("backend"))))
+
+
+def write_index(path, entries, args, argv, torch_version):
+    cpu, _ = env.machine()
+    files.write_json(path, {
+        "format": 1, "made_with": published_command(argv),
+        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+        "torch_version": torch_version, "threads": args.threads,
+        "machine": {"cpu": cpu, "cores": os.cpu_count(), "cpu_flags": cpu_flags()},
+        "entries": entries})
+
+
+def seconds(value):
+    return f"{value:.1f} s"
+
+
+def backend_text(backend, entry):
+    if entry.get("status") == "ok":
+        times = ", ".join(f"{k.removesuffix('_seconds')} {seconds(v)}"
+                          for k, v in entry.items() if k.endswith("_seconds"))
+        return f"{backend} ok ({times}; rel. error {entry.get('max_rel_error')})"
+    return f"{backend} failed at {entry.get('phase')}: {entry.get('reason', '')[:120]}"
+
+
+def line(manifest, rerun, timed, elapsed):
+    parts = [backend_text(b, manifest["backends"][b]) for b in rerun
+             if b in manifest.get("backends", {})]
+    if timed and "python_compile" in manifest:
+        parts.append(backend_text("torch.compile", manifest["python_compile"]))
+    return (f"{manifest['model']} b{manifest['batch_size']}: " + "; ".join(parts)
+            + f"; {seconds(elapsed)}")
+
+
+def summary(manifests, rerun):
+    """Lines: the packages made per backend, the failures grouped by backend,
+    phase and the reason's first words."""
+    out = [f"compile: {len(manifests)} model(s); " + ", ".join(
+        f"{b} ok {sum(m['backends'][b]['status'] == 'ok' for m in manifests)} of "
+        f"{len(manifests)}" for b in rerun)]
+    groups = {}
+    for m in manifests:
+        for b in rerun:
+            entry = m["backends"][b]
+            if entry["status"] != "ok":
+                words = " ".join(entry.get("reason", "").split()[:6])
+                groups.setdefault((b, entry["phase"], words), []).append(m["model"])
+    for (b, phase_name, words), models in sorted(groups.items(), key=lambda g: -len(g[1])):
+        out.append(f"compile: {b} failed at {phase_name} ({len(models)}): {words} ...: "
+                   f"{', '.join(models)}")
+    return out
+
+
+# --- the command line ---------------------------------------------------------------------
+
+def published_command(argv, cwd=None):
+    """The command as index.json records it (versus-python's rule: a path
+    inside the checkout relative to its root, any other its placeholder)."""
+    options = {**vp.PATH_OPTIONS, "-o": "DIR", "--output": "DIR", "--stand-in": "STAND_IN"}
+    text = vp.published_command(argv, cwd, options)
+    return "tools/tb compile" + text[len("tools/tb versus-python"):]
+
+
+def parse_args(argv):
+    p = errors.ArgumentParser(prog="tools/tb compile", tool="compile", description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("models", nargs="*", metavar="MODEL",
+                   help="default: every model with an Eval mode")
+    p.add_argument("--backend", choices=sorted(BACKENDS), default="both")
+    p.add_argument("--batch-size", default="1", help="N, or default (each model's own)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="intra-op threads while compiling (a package compiled at 1 has no "
+                        "parallel regions); the program runs it at the same count")
+    p.add_argument("--reference-root", default=os.environ.get("TORCHBENCH_REFERENCE_ROOT"),
+                   metavar="CHECKOUT", help="a pytorch/benchmark checkout at 43ca0857 "
+                   "(default: TORCHBENCH_REFERENCE_ROOT)")
+    p.add_argument("--timeout", type=int, default=3600, help="seconds per model")
+    p.add_argument("--jobs", type=int, default=1, help="models compiled side by side")
+    p.add_argument("--binary", default=program.DEFAULT, metavar="PROGRAM")
+    p.add_argument("--time-python", action="store_true",
+                   help="also time eager, the packages and torch.compile from Python")
+    p.add_argument("--warmup", type=int, default=3, help="--time-python's warm-up calls")
+    p.add_argument("--steps", type=int, default=10, help="--time-python's timed calls")
+    p.add_argument("-o", "--output", default="compiled", metavar="DIR")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    # Test-only (tests/analysis/test_compile_models.py): every model is built
+    # by this Python file's build(name, batch_size) -> (module, example_inputs)
+    # instead of its reference; its manifests say reference "stand-in".
+    p.add_argument("--stand-in", metavar="FILE", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        return args
+    if args.batch_size != "default" and not (args.batch_size.isdigit()
+                                             and int(args.batch_size) > 0):
+        p.error(f"--batch-size must be a positive integer or 'default', not {args.batch_size}")
+    for flag, value in (("--threads", args.threads), ("--timeout", args.timeout),
+                        ("--jobs", args.jobs), ("--steps", args.steps)):
+        if value < 1:
+            p.error(f"{flag} must be positive, not {value}")
+    if args.warmup < 0:
+        p.error(f"--warmup must not be negative, not {args.warmup}")
+    if args.stand_in:
+        args.stand_in = os.path.abspath(args.stand_in)
+    return args
+
+
+def eval_batch_size(spec, requested):
+    """The Eval batch size the program runs for `requested` ("default" or
+    N): the model's own when fixed or asked for, else N raised to its
+    smallest."""
+    if spec["fixed_batch_size"] or requested == "default":
+        return spec["eval_batch_size"]
+    return max(int(requested), spec["min_eval_batch_size"])
+
+
+def select(args):
+    """([(model, batch size)], reference root); InputError on bad input."""
+    specs, models, root = vp.select_models(args.binary, args.models, args.reference_root)
+    without = [m for m in args.models if "Eval" not in specs[m]["modes"]]
+    if without:
+        raise InputError(f"{', '.join(without)} ha{'s' if len(without) == 1 else 've'} no Eval "
+                         "mode (packages are forward-only)")
+    return [(m, eval_batch_size(specs[m], args.batch_size)) for m in models
+            if "Eval" in specs[m]["modes"]], root
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    if args.worker:
+        return worker(json.loads(args.worker))
+    out_dir = pathlib.Path(args.output).resolve()
+    try:
+        work, root = select(args)
+        entries = read_index(out_dir / INDEX)
+    except InputError as e:
+        print(f"compile: {e}", file=sys.stderr)
+        return 2
+
+    import torch
+
+    rerun = BACKENDS[args.backend]
+    cpu, _ = env.machine()
+    print(f"compile: {len(work)} model(s), {' and '.join(rerun)}, {args.threads} thread(s); "
+          f"{cpu}; torch {torch.__version__}; into {out_dir}", file=sys.stderr)
+    manifests = []
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs)
+    try:
+        futures = [pool.submit(compile_model, model, batch, args, root, out_dir)
+                   for model, batch in work]
+        for future in concurrent.futures.as_completed(futures):
+            manifest, elapsed = future.result()
+            manifests.append(manifest)
+            # Rewritten after every model: a run stopped early keeps its index.
+            entries = merged(entries, manifest)
+            write_index(out_dir / INDEX, entries, args, argv, torch.__version__)
+            print(line(manifest, rerun, args.time_python, elapsed), flush=True)
+    except KeyboardInterrupt:
+        # The workers are sessions of their own (no Ctrl-C reaches them).
+        _stopping.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        for pid in list(_running):
+            kill_group(pid)
+        print(f"compile: interrupted; {out_dir / INDEX} has the {len(manifests)} model(s) "
+              "that finished", file=sys.stderr)
+        return 130
+    pool.shutdown()
+    for text in summary(manifests, rerun):
+        print(text, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
