@@ -91,9 +91,16 @@ def build_step(root, name, mode, batch_size, device="cpu"):
                     model.optimizer()
             return model, step
         return model, model.train
-    grad = not model.eval_in_nograd()
+    grad = eval_needs_grad(model)
 
     def step():
         with torch.set_grad_enabled(grad):
             model.eval()
     return model, step
+
+
+def eval_needs_grad(model):
+    """Whether TorchBench's BenchmarkModel.invoke runs the Model's eval()
+    with autograd on: it runs it under no_grad unless the model's
+    eval_in_nograd() says False (maml trains an inner model in its eval)."""
+    return not model.eval_in_nograd()
