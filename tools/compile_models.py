@@ -2,8 +2,8 @@
 """Each model's Eval forward compiled ahead of time, for the program to run from C++.
 
     tools/tb compile [MODEL...] [--backend aoti|torchscript|both] [--batch-size N|default]
-        [--threads N] [--reference-root CHECKOUT] [--timeout S] [--jobs N] [--binary PROGRAM]
-        [--time-python [--warmup 3] [--steps 10]] [-o DIR]
+        [--device cpu|cuda] [--threads N] [--reference-root CHECKOUT] [--timeout S]
+        [--jobs N] [--binary PROGRAM] [--time-python [--warmup 3] [--steps 10]] [-o DIR]
 
 For each selected model (every model the program lists with an Eval mode by
 default; --batch-size N, 1 by default, is raised to the model's smallest
@@ -11,8 +11,11 @@ Eval batch, a fixed-batch model keeps its own, `default` is each model's Eval
 default), one worker process (this file, --worker; a crash, an out-of-memory
 kill or a hang past --timeout, 3600 s, costs that model only) with
 --threads intra-op threads (1) and seed 1337:
-  1. builds the eager module and its example inputs: the pip-referenced models
-     (versus_python.REFERENCES) as TorchBench's model factories build them
+  1. builds the eager module and its example inputs on --device (cpu; cuda:
+     the first GPU, with cuDNN's benchmark and deterministic flags as
+     TorchBench's metadata sets them for the model's Eval, as the program
+     sets them): the pip-referenced models (versus_python.REFERENCES) as
+     TorchBench's model factories build them
      (versus_python.build_pip_model: the module and input of versus-python's
      step; transformers called as model(input_ids=ids)), the others as
      TorchBench's own Model (a pytorch/benchmark checkout at 43ca0857,
@@ -24,8 +27,14 @@ kill or a hang past --timeout, 3600 s, costs that model only) with
      other leaves are constants of the wrapper) and returns the flat tuple of
      its output tensors (None and other leaves dropped): both backends compile
      the wrapper, so C++ feeds a vector of tensors and gets one back. The
-     eager wrapper runs once under no_grad: the reference outputs.
-  2. aoti: torch.export.export of the wrapper, non-strict first, then strict
+     eager wrapper runs once: the reference outputs. Under no_grad, as
+     TorchBench runs eval(), unless TorchBench's Model says eval_in_nograd()
+     False (maml: its eval fine-tunes an inner model with autograd); then
+     with autograd on, and so do the export, the trace and the timings (the
+     manifest's "grad"). A package holds whatever the export or trace made
+     of the gradient steps; the program runs it as any other.
+  2. aoti: torch.export.export of the wrapper (on --device: a CUDA trace makes
+     a CUDA package), non-strict first, then strict
      (with dynamo's capture_scalar_outputs and capture_dynamic_output_shape_ops
      for data-dependent operators); torch._inductor.aoti_compile_and_package
      with freezing (what PyTorch's own CPU inference benchmarks use) into
@@ -38,18 +47,22 @@ kill or a hang past --timeout, 3600 s, costs that model only) with
      the tracer's warnings (a tensor's value or size read in Python, frozen
      into the trace) are counted, the first one kept.
   4. beside them: inputs.safetensors and outputs.safetensors (the flat inputs
-     and eager's outputs, keys "0", "1", ...), weights.safetensors (every
+     and eager's outputs, keys "0", "1", ..., CPU tensors on any device: the
+     program moves them to its own), weights.safetensors (every
      parameter and buffer of the original module by its own names, as
      versus-python exports them for --torchbench_weights; for the
      pip-referenced models only, whose ports the program checks on them,
      and none above 4 GiB),
      and manifest.json (tools/README.md, "Compiled models": what was compiled,
-     with which torch, threads and CPU flags, the inputs' and outputs' shapes,
-     each backend's status, phase and reason, its seconds and its largest
-     errors against eager), and worker.log, the worker's own output.
+     on which device (and GPU), with which torch, threads and CPU flags (a
+     CUDA package's host code is compiled for this CPU too), whether with
+     autograd, the inputs' and outputs' shapes, each backend's status, phase
+     and reason, its seconds and its largest errors against eager), and
+     worker.log, the worker's own output.
   5. --time-python: the eager wrapper, the AOTI package and the TorchScript
      module run from Python, and torch.compile of the wrapper (inductor with
-     freezing), each --warmup (3) then --steps (10) one-step samples in ms.
+     freezing), each --warmup (3) then --steps (10) one-step samples in ms
+     (on cuda each until the GPU has finished it: torch.cuda.synchronize).
 
 A backend's failure is a result (status failed, its phase: build, export,
 compile, load or run for aoti; build, trace, save, load or run for
@@ -59,19 +72,21 @@ DIR/index.json lists every package's status and is rewritten after each model,
 so a run stopped early (Ctrl-C stops the workers too, exit status 130) keeps
 what finished; models not rerun keep their entries, and a model rerun with
 one backend keeps the other's package when it was made with the same torch,
-threads and CPU. One line per model as it finishes, then a summary: the
-packages made per backend and the failures grouped by phase and reason.
+threads, CPU and device (and GPU). One line per model as it finishes, then a
+summary: the packages made per backend and the failures grouped by phase and
+reason.
 Seconds are wall time; inductor's caches (TORCHINDUCTOR_CACHE_DIR) make a
 second compile of the same graph faster.
 
 The program (build/benchmarks/torchbench, or --binary) runs a package with
---torchbench_backend=aoti|torchscript --torchbench_compiled=DIR; it refuses
-one compiled for another torch, thread count or CPU.
+--torchbench_backend=aoti|torchscript --torchbench_compiled=DIR (and
+--torchbench_device=cuda for a CUDA package); it refuses one compiled for
+another device, torch or CPU, or (on the CPU) another thread count.
 
 Exit status: 0 every selected model was attempted (failures are results); 2
 bad input (an unknown model or one without Eval, no reference root for a model
 that runs TorchBench's code, a program that cannot list its models, an
-unreadable DIR/index.json).
+unreadable DIR/index.json, --device cuda where torch sees no usable GPU).
 """
 
 import argparse
@@ -114,8 +129,9 @@ INDUCTOR_CONFIGS = {"freezing": True}
 STRICT_DYNAMO_CONFIGS = {"capture_scalar_outputs": True, "capture_dynamic_output_shape_ops": True}
 WEIGHTS_LIMIT = 4 * 2**30
 # The manifest's keys in this order (a reader's order; any others follow).
-MANIFEST_KEYS = ("format", "model", "mode", "batch_size", "device", "torch_version", "threads",
-                 "cpu_flags", "cpu_capability", "reference", "compiled_forward", "inputs",
+MANIFEST_KEYS = ("format", "model", "mode", "batch_size", "device", "gpu", "torch_version",
+                 "threads", "cpu_flags", "cpu_capability", "reference", "compiled_forward",
+                 "grad", "cudnn", "inputs",
                  "outputs", "inputs_file", "outputs_file", "weights_file", "weights_bytes",
                  "python_eager_ms", "backends", "python_compile")
 # The reason of a phase under way: a worker that dies there leaves it, and the
@@ -127,20 +143,26 @@ SEED = 1337
 # --- the eager module, flat -------------------------------------------------------
 
 def build_module(spec):
-    """(module in eval mode, args, kwargs) of the model `spec` names."""
-    name, batch_size = spec["model"], spec["batch_size"]
+    """(module in eval mode, args, kwargs, grad) of the model `spec` names,
+    on spec's device; grad: whether TorchBench runs its eval with autograd
+    on (reference_env.eval_needs_grad; never for the pip references, whose
+    eval is a forward under no_grad)."""
+    name, batch_size, device = spec["model"], spec["batch_size"], spec.get("device", "cpu")
+    grad = False
     if spec.get("stand_in"):
-        build = load_stand_in(spec["stand_in"]).build
-        module, example = build(name, batch_size)
+        stand_in = load_stand_in(spec["stand_in"])
+        module, example = stand_in.build(name, batch_size, device)
+        grad = not stand_in.eval_in_nograd(name)
     elif name in vp.REFERENCES:
-        module, x = vp.build_pip_model(name, "Eval", batch_size)
+        module, x = vp.build_pip_model(name, "Eval", batch_size, device)
         # TorchBench's HuggingFaceModel calls model(input_ids=...).
         example = {"input_ids": x} if vp.REFERENCES[name][0] == "transformers" else (x,)
     else:
         import reference_env  # tools/golden/reference_env.py: GOLDEN is on the worker's path
 
         tb_model = reference_env.construct(spec["reference_root"], name, "eval", batch_size,
-                                           "cpu")
+                                           device)
+        grad = reference_env.eval_needs_grad(tb_model)
         module, example = tb_model.get_module()
     if not hasattr(module, "eval"):
         raise TypeError(f"get_module() returned a {type(module).__name__}, not a module")
@@ -151,12 +173,14 @@ def build_module(spec):
         args, kwargs = tuple(example), {}
     else:
         args, kwargs = (example,), {}
-    return module, args, kwargs
+    return module, args, kwargs, grad
 
 
 def load_stand_in(path):
     """The test-only stand-in (--stand-in FILE): a Python file whose
-    build(name, batch_size) returns (module, example_inputs) as get_module."""
+    build(name, batch_size, device) returns (module, example_inputs) as
+    get_module, and whose eval_in_nograd(name) answers as TorchBench's
+    Model."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("compile_stand_in", path)
@@ -203,11 +227,12 @@ def describe(tensors):
 
 
 def save_tensors(tensors, path):
-    """The tensors as safetensors, keys "0", "1", ..., written atomically."""
+    """The tensors as safetensors, keys "0", "1", ..., on the CPU (the
+    program moves them to its device), written atomically."""
     from safetensors.torch import save_file
 
     with files.replacing(path) as tmp:
-        save_file({str(i): t for i, t in enumerate(clones(tensors))}, tmp)
+        save_file({str(i): t for i, t in enumerate(clones(t.cpu() for t in tensors))}, tmp)
 
 
 def number(x):
@@ -218,8 +243,9 @@ def number(x):
 
 def largest_errors(got, want):
     """(largest |got - want|, that over the largest |want|) over every output
-    (the program's LargestRelativeError; where both are NaN, 0). Raises when
-    the counts, shapes or dtypes differ."""
+    (the program's LargestRelativeError; where both are NaN, 0), on the CPU
+    as the program compares them. Raises when the counts, shapes or dtypes
+    differ."""
     import torch
 
     got = list(got) if isinstance(got, (tuple, list)) else [got]
@@ -232,6 +258,7 @@ def largest_errors(got, want):
                                f"{w.dtype} {list(w.shape)}")
         if w.numel() == 0:
             continue
+        g, w = g.detach().cpu(), w.detach().cpu()
         if w.is_complex():
             diff, scale = (g - w).abs().double(), w.abs().double()
         else:
@@ -243,14 +270,27 @@ def largest_errors(got, want):
     return number(largest_abs), number(largest_rel)
 
 
-def step_times(call, warmup, steps):
-    """--warmup calls, then --steps timed one by one (ms)."""
+def synchronize(device):
+    """Waits for the device's queued work: CUDA kernels run after the call
+    that launched them returns, so a clock read without this times the
+    launches only."""
+    if device == "cuda":
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def step_times(call, warmup, steps, device="cpu"):
+    """--warmup calls, then --steps timed one by one (ms), each until its
+    work on `device` has finished."""
     for _ in range(warmup):
         call()
+    synchronize(device)
     out = []
     for _ in range(steps):
         start = time.perf_counter()
         call()
+        synchronize(device)
         out.append(round((time.perf_counter() - start) * 1e3, 4))
     return out
 
@@ -375,6 +415,7 @@ def time_torch_compile(wrapper, inputs, outputs, entry, note, timing):
             compiled = torch.compile(wrapper)
             start = time.perf_counter()
             got = compiled(*clones(inputs))
+            synchronize(timing[2])
             entry["compile_seconds"] = seconds_since(start)
         with phase("run", note):
             entry["max_abs_error"], entry["max_rel_error"] = largest_errors(got, outputs)
@@ -391,14 +432,26 @@ def new_manifest(spec, reference):
     import torch
 
     return {"format": 1, "model": spec["model"], "mode": "Eval",
-            "batch_size": spec["batch_size"], "device": "cpu",
+            "batch_size": spec["batch_size"], "device": spec.get("device", "cpu"),
             "torch_version": torch.__version__, "threads": torch.get_num_threads(),
             "cpu_flags": cpu_flags(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
             "reference": reference,
             "compiled_forward": "reference_forward" if spec["model"] in vp.REFERENCES
             and not spec.get("stand_in") else "get_module",
+            # Known once the model is built.
+            "grad": None,
             "inputs": [], "outputs": [], "inputs_file": None, "outputs_file": None,
             "weights_file": None, "backends": {}}
+
+
+def gpu():
+    """The GPU a CUDA package is compiled for: its kernels are built for
+    this capability (another GPU may lack it)."""
+    import torch
+
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return {"name": props.name, "capability": f"{props.major}.{props.minor}",
+            "cuda_version": torch.version.cuda}
 
 
 def cpu_flags():
@@ -422,13 +475,14 @@ def read_manifest(directory):
 
 def keep_previous(directory, manifest, rerun, timed, previous):
     """Into `manifest`, what this run does not redo from the directory's
-    previous manifest when it was made with the same torch, threads, CPU and
-    batch: the entries of the backends not rerun (their packages stay; the
-    others are removed) and, unless timed, its Python times."""
+    previous manifest when it was made with the same torch, threads, CPU,
+    device (and GPU) and batch: the entries of the backends not rerun (their
+    packages stay; the others are removed) and, unless timed, its Python
+    times."""
     old = previous or {}
-    same = all(old.get(k) == manifest[k] for k in ("format", "model", "batch_size",
-                                                      "torch_version", "threads", "cpu_flags",
-                                                      "cpu_capability"))
+    same = all(old.get(k, "cpu" if k == "device" else None) == manifest.get(k)
+               for k in ("format", "model", "batch_size", "device", "gpu", "torch_version",
+                         "threads", "cpu_flags", "cpu_capability"))
     for backend, name in PACKAGE_FILES.items():
         entry = (old.get("backends") or {}).get(backend)
         if same and backend not in rerun and isinstance(entry, dict):
@@ -441,6 +495,15 @@ def keep_previous(directory, manifest, rerun, timed, previous):
             manifest[key] = old[key]
 
 
+def autograd(grad):
+    """The grad mode a model's eager run, export, trace and timings run in:
+    TorchBench's for its eval (no_grad unless the model needs autograd
+    there, as maml does)."""
+    import torch
+
+    return torch.enable_grad() if grad else torch.no_grad()
+
+
 def worker(spec):
     """Build, flatten, run eager, compile with each backend, time; the
     manifest is rewritten at every phase (a phase under way is a failure
@@ -451,9 +514,12 @@ def worker(spec):
     torch.set_num_threads(spec["threads"])
     torch.manual_seed(spec["seed"])
     directory = pathlib.Path(spec["directory"])
+    device = spec.get("device", "cpu")
     reference = "stand-in" if spec.get("stand_in") else vp.reference_kind(spec["model"])
     manifest = new_manifest(spec, reference)
-    timing = (spec["warmup"], spec["steps"]) if spec.get("time_python") else None
+    if device == "cuda":
+        manifest["gpu"] = gpu()
+    timing = (spec["warmup"], spec["steps"], device) if spec.get("time_python") else None
     keep_previous(directory, manifest, spec["backends"], timing, spec.get("previous"))
     for backend in spec["backends"]:
         manifest["backends"][backend] = failed("build", UNDER_WAY)
@@ -468,11 +534,20 @@ def worker(spec):
             (directory / name).unlink()
     save()
     try:
+        if device == "cuda" and not spec.get("stand_in"):
+            # cuDNN's algorithm choice as TorchBench's metadata sets it for
+            # the model's Eval, and as the program sets it around the package.
+            vp.apply_cudnn_flags(spec["model"], "Eval")
         with torch.no_grad():
-            module, args, kwargs = build_module(spec)
+            module, args, kwargs, grad = build_module(spec)
+        manifest["grad"] = grad
+        if device == "cuda":
+            manifest["cudnn"] = {"benchmark": torch.backends.cudnn.benchmark,
+                                 "deterministic": torch.backends.cudnn.deterministic}
+        with autograd(grad):
             wrapper, inputs = flat_module(module, args, kwargs)
             inputs = clones(inputs)  # the stored inputs, before any step writes into them
-            outputs = list(wrapper(*clones(inputs)))
+            outputs = [t.detach() for t in wrapper(*clones(inputs))]
             manifest.update(inputs=describe(inputs), outputs=describe(outputs))
             save_tensors(inputs, directory / INPUTS_FILE)
             save_tensors(outputs, directory / OUTPUTS_FILE)
@@ -508,7 +583,7 @@ def worker(spec):
         return 0
     save()
     if timing:
-        with torch.no_grad():
+        with autograd(grad):
             manifest["python_eager_ms"] = step_times(lambda: wrapper(*inputs), *timing)
     for backend in spec["backends"]:
         entry = {"status": "ok", "file": PACKAGE_FILES[backend]}
@@ -518,7 +593,7 @@ def worker(spec):
             save()
 
         try:
-            with torch.no_grad():
+            with autograd(grad):
                 COMPILERS[backend](wrapper, inputs, outputs, directory, entry, note, timing)
             manifest["backends"][backend] = entry
         except Failed as f:
@@ -536,7 +611,7 @@ def worker(spec):
             save()
 
         try:
-            with torch.no_grad():
+            with autograd(grad):
                 time_torch_compile(wrapper, inputs, outputs, entry, note_compile, timing)
             manifest["python_compile"] = entry
         except Failed as f:
@@ -624,7 +699,8 @@ def compile_model(model, batch_size, args, root, out_dir):
     """One model's worker; (its manifest, seconds)."""
     directory = out_dir / model / f"batch_size_{batch_size}"
     directory.mkdir(parents=True, exist_ok=True)
-    spec = {"model": model, "batch_size": batch_size, "threads": args.threads, "seed": SEED,
+    spec = {"model": model, "batch_size": batch_size, "device": args.device,
+            "threads": args.threads, "seed": SEED,
             "reference_root": root, "backends": list(BACKENDS[args.backend]),
             "directory": str(directory), "time_python": args.time_python,
             "warmup": args.warmup, "steps": args.steps, "stand_in": args.stand_in,
@@ -643,7 +719,8 @@ def index_entries(manifest):
     out = []
     for backend, entry in sorted(manifest.get("backends", {}).items()):
         row = {"model": manifest["model"], "batch_size": manifest["batch_size"],
-               "backend": backend, "status": entry.get("status")}
+               "device": manifest.get("device", "cpu"), "backend": backend,
+               "status": entry.get("status")}
         for key in ("phase", "reason"):
             if key in entry:
                 row[key] = entry[key]
@@ -682,7 +759,7 @@ def write_index(path, entries, args, argv, torch_version):
     files.write_json(path, {
         "format": 1, "made_with": published_command(argv),
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
-        "torch_version": torch_version, "threads": args.threads,
+        "torch_version": torch_version, "device": args.device, "threads": args.threads,
         "machine": {"cpu": cpu, "cores": os.cpu_count(), "cpu_flags": cpu_flags()},
         "entries": entries})
 
@@ -743,6 +820,9 @@ def parse_args(argv):
     p.add_argument("models", nargs="*", metavar="MODEL",
                    help="default: every model with an Eval mode")
     p.add_argument("--backend", choices=sorted(BACKENDS), default="both")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="where the module, its inputs and the packages run (cuda: the "
+                        "program runs the package with --torchbench_device=cuda)")
     p.add_argument("--batch-size", default="1", help="N, or default (each model's own)")
     p.add_argument("--threads", type=int, default=1,
                    help="intra-op threads while compiling (a package compiled at 1 has no "
@@ -800,6 +880,15 @@ def select(args):
             if "Eval" in specs[m]["modes"]], root
 
 
+def require_cuda():
+    """InputError unless this Python's torch can use a GPU."""
+    import torch
+
+    if not torch.cuda.is_available():
+        raise InputError("--device cuda: no CUDA device is usable here "
+                         "(torch.cuda.is_available() is False)")
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
@@ -807,6 +896,8 @@ def main(argv=None):
         return worker(json.loads(args.worker))
     out_dir = pathlib.Path(args.output).resolve()
     try:
+        if args.device == "cuda":
+            require_cuda()
         work, root = select(args)
         entries = read_index(out_dir / INDEX)
     except InputError as e:
@@ -817,8 +908,9 @@ def main(argv=None):
 
     rerun = BACKENDS[args.backend]
     cpu, _ = env.machine()
-    print(f"compile: {len(work)} model(s), {' and '.join(rerun)}, {args.threads} thread(s); "
-          f"{cpu}; torch {torch.__version__}; into {out_dir}", file=sys.stderr)
+    print(f"compile: {len(work)} model(s), {' and '.join(rerun)}, {args.device}, "
+          f"{args.threads} thread(s); {cpu}; torch {torch.__version__}; into {out_dir}",
+          file=sys.stderr)
     manifests = []
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs)
     try:

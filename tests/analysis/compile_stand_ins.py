@@ -6,7 +6,8 @@
   mode (train_only has none);
 - passed as `tools/tb compile --stand-in THIS_FILE` (a test-only option), the
   builder of those models' modules and example inputs, as TorchBench's
-  get_module() returns them:
+  get_module() returns them (built on the CPU, then moved to the device),
+  and their eval_in_nograd() as TorchBench's Model answers it:
     tiny          Linear + BatchNorm1d (a buffer) with tied weights, called
                   with keyword arguments {"x": float, "ids": int64, "scale":
                   2.0}; returns a dict {"out", "pair": (sum, None), "count": 3,
@@ -14,6 +15,9 @@
     data_dependent  branches on a tensor's value: export fails (a
                   data-dependent guard, strict and non-strict), the trace
                   records one branch
+    needs_grad    takes an SGD step on its own loss inside forward
+                  (torch.autograd.grad), as maml's eval fine-tunes: fails
+                  under no_grad; eval_in_nograd() is False
     broken        its construction raises: every backend fails at build
     hangs         its construction never ends (--timeout)
     crashes       its construction aborts the process (SIGABRT)
@@ -23,10 +27,24 @@ import os
 import sys
 import time
 
-MODELS = ("tiny", "data_dependent", "broken", "hangs", "crashes")
+MODELS = ("tiny", "data_dependent", "needs_grad", "broken", "hangs", "crashes")
 
 
-def build(name, batch_size):
+def eval_in_nograd(name):
+    return name != "needs_grad"
+
+
+def build(name, batch_size, device="cpu"):
+    import torch
+
+    module, example = build_on_cpu(name, batch_size)
+    if isinstance(example, dict):
+        return module.to(device), {k: v.to(device) if isinstance(v, torch.Tensor) else v
+                                   for k, v in example.items()}
+    return module.to(device), tuple(t.to(device) for t in example)
+
+
+def build_on_cpu(name, batch_size):
     import torch
 
     class Tiny(torch.nn.Module):
@@ -53,6 +71,18 @@ def build(name, batch_size):
                 return y * 2
             return y - 1
 
+    class NeedsGrad(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 8)
+
+        def forward(self, x):
+            loss = self.fc(x).pow(2).mean()
+            params = list(self.fc.parameters())
+            grads = torch.autograd.grad(loss, params)
+            weight, bias = (p - 0.1 * g for p, g in zip(params, grads))
+            return torch.nn.functional.linear(x, weight, bias)
+
     if name == "tiny":
         module = Tiny()
         with torch.no_grad():
@@ -62,6 +92,8 @@ def build(name, batch_size):
                         "ids": torch.arange(batch_size * 3).view(batch_size, 3), "scale": 2.0}
     if name == "data_dependent":
         return DataDependent(), (torch.randn(batch_size, 8),)
+    if name == "needs_grad":
+        return NeedsGrad(), (torch.randn(batch_size, 8),)
     if name == "hangs":
         time.sleep(3600)
     if name == "crashes":

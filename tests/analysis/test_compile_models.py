@@ -5,11 +5,13 @@ compile_stand_ins.py is both the program (its model list) and, through the
 tool's test-only --stand-in option, the builder of the models' modules and
 example inputs (tiny: keyword inputs, a constant, tied weights, a buffer,
 nested outputs with None and an int; data_dependent: branches on a value;
-broken: cannot be built; hangs; crashes).
+needs_grad: an SGD step inside forward, eval_in_nograd() False; broken:
+cannot be built; hangs; crashes).
 
 - the pieces: the largest errors against eager (as the program's
   LargestRelativeError), the Eval batch chosen, the flat wrapper, the index's
-  merge, the published command;
+  merge, the published command, what a rerun keeps (nothing of another
+  device's or GPU's package);
 - tiny, both backends and --time-python: a manifest in the documented format,
   inputs / outputs / weights files (keys "0", "1", ...; the module's own
   parameter and buffer names), an AOTInductor package and a TorchScript
@@ -18,16 +20,21 @@ broken: cannot be built; hangs; crashes).
   fails at build for every backend;
 - data_dependent: export fails (non-strict and strict) with its phase and
   reason, the trace works, and index.json keeps the models of the earlier run;
+  needs_grad (beside it, --jobs 2): built, run and compiled with autograd on
+  ("grad": true; tiny's false), both packages reproducing eager's outputs
+  under no_grad, as the program runs them;
   tiny rerun with torchscript alone keeps its AOTI package and entry;
 - a hang past --timeout and a crash (SIGABRT) cost their model only (--jobs 2);
   Ctrl-C stops the run and its workers;
 - bad input: an unknown model, one without Eval, no reference root, no
-  program, exit 2 in one line.
+  program, --device cuda where torch sees no GPU (CUDA_VISIBLE_DEVICES=""),
+  exit 2 in one line.
 
-usage: test_compile_models.py   (unittest; about 45 s on 2 cores)
+usage: test_compile_models.py   (unittest; about 55 s on 2 cores)
 """
 import json
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -43,8 +50,9 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import compile_models  # noqa: E402  (tools/compile_models.py)
 
 
-def run_tool(args, out=None, stand_in=True, root=True):
-    """The tool as tools/tb runs it; (process, index.json or None)."""
+def run_tool(args, out=None, stand_in=True, root=True, env=None):
+    """The tool as tools/tb runs it (`env`: more environment); (process,
+    index.json or None)."""
     command = [sys.executable, TOOL, *args, "--binary", STAND_INS]
     if stand_in:
         command += ["--stand-in", STAND_INS]
@@ -53,7 +61,7 @@ def run_tool(args, out=None, stand_in=True, root=True):
     if out:
         command += ["-o", out]
     p = subprocess.run(command, capture_output=True, text=True, timeout=600,
-                       env=dict(os.environ, OMP_NUM_THREADS="1"))
+                       env=dict(os.environ, OMP_NUM_THREADS="1", **(env or {})))
     index = None
     if out and os.path.exists(os.path.join(out, "index.json")):
         with open(os.path.join(out, "index.json")) as f:
@@ -130,10 +138,39 @@ class Pieces(unittest.TestCase):
         self.assertEqual([(e["model"], e["batch_size"], e["backend"]) for e in got],
                          [("a", 1, "aoti"), ("b", 1, "aoti"), ("b", 1, "torchscript"),
                           ("b", 2, "aoti")])
-        self.assertEqual(got[1], {"model": "b", "batch_size": 1, "backend": "aoti",
+        self.assertEqual(got[1], {"model": "b", "batch_size": 1, "device": "cpu",
+                                  "backend": "aoti",
                                   "status": "failed", "phase": "export", "reason": "R",
                                   "export_seconds": 2.0, "path": "b/batch_size_1"})
         self.assertEqual(got[2]["trace_seconds"], 1.5)
+
+    def test_keep_previous(self):
+        # A rerun with one backend keeps the other's entry only from a
+        # package made on the same device (and GPU); a manifest from before
+        # "device" was recorded is a CPU one.
+        spec = {"model": "m", "batch_size": 1}
+        with tempfile.TemporaryDirectory() as tmp:
+            for old_device, old_gpu, new_device, new_gpu, kept in (
+                    (None, None, "cpu", None, True),
+                    ("cpu", None, "cuda", {"name": "G", "capability": "9.0"}, False),
+                    ("cuda", {"name": "G", "capability": "9.0"}, "cuda",
+                     {"name": "G", "capability": "8.0"}, False),
+                    ("cuda", {"name": "G", "capability": "9.0"}, "cuda",
+                     {"name": "G", "capability": "9.0"}, True)):
+                new = compile_models.new_manifest(dict(spec, device=new_device), "pip:x")
+                if new_gpu:
+                    new["gpu"] = new_gpu
+                old = dict(new, backends={"aoti": {"status": "ok"}})
+                old.pop("device")
+                old.pop("gpu", None)
+                if old_device:
+                    old["device"] = old_device
+                if old_gpu:
+                    old["gpu"] = old_gpu
+                compile_models.keep_previous(pathlib.Path(tmp), new, ["torchscript"], None,
+                                             old)
+                self.assertEqual("aoti" in new["backends"], kept,
+                                 (old_device, old_gpu, new_device, new_gpu))
 
     def test_published_command(self):
         self.assertEqual(compile_models.published_command(
@@ -179,6 +216,7 @@ class Driver(unittest.TestCase):
                           m["compiled_forward"]),
                          (1, "tiny", "Eval", 1, "cpu", torch.__version__, 1, "stand-in",
                           "get_module"))
+        self.assertEqual((m["grad"], "gpu" in m, "cudnn" in m), (False, False, False))
         self.assertEqual(m["cpu_flags"], sorted(m["cpu_flags"]))
         self.assertLessEqual(set(m["cpu_flags"]), set(compile_models.CPU_FLAGS))
         self.assertEqual(m["cpu_capability"], torch.backends.cpu.get_cpu_capability())
@@ -253,10 +291,12 @@ class Driver(unittest.TestCase):
 
         # A model that cannot be exported: its phase and reason; the trace works;
         # the earlier models stay in the index. min_eval_batch_size 2: batch 2.
-        p, index = run_tool(["data_dependent", "--batch-size", "1"], out)
+        # Beside it, a model whose eval needs autograd.
+        p, index = run_tool(["data_dependent", "needs_grad", "--batch-size", "1", "--jobs",
+                             "2"], out)
         self.assertEqual(p.returncode, 0, p.stderr)
         got = entries(index)
-        self.assertEqual(len(got), 6)
+        self.assertEqual(len(got), 8)
         failed = got[("data_dependent", 2, "aoti")]
         self.assertEqual((failed["status"], failed["phase"]), ("failed", "export"))
         self.assertIn("non-strict: GuardOnDataDependentSymNode", failed["reason"])
@@ -266,6 +306,26 @@ class Driver(unittest.TestCase):
         self.assertNotIn("python_compile", d)
         self.assertFalse(os.path.exists(os.path.join(out, "data_dependent", "batch_size_2",
                                                      "aoti.pt2")))
+
+        # needs_grad: under no_grad its build would fail (autograd.grad in
+        # forward); with autograd on both backends compile its SGD step, and
+        # the packages reproduce eager under no_grad, as the program runs them.
+        g = manifest(out, "needs_grad", 1)
+        self.assertIs(g["grad"], True)
+        for backend in ("aoti", "torchscript"):
+            self.assertEqual(g["backends"][backend]["status"], "ok", g["backends"][backend])
+            self.assertLess(g["backends"][backend]["max_rel_error"], 1e-4)
+        grad_dir = os.path.join(out, "needs_grad", "batch_size_1")
+        x = load_file(os.path.join(grad_dir, "inputs.safetensors"))["0"]
+        want = load_file(os.path.join(grad_dir, "outputs.safetensors"))["0"]
+        with torch.no_grad():
+            for package in (torch._inductor.aoti_load_package(os.path.join(grad_dir,
+                                                                          "aoti.pt2")),
+                            torch.jit.load(os.path.join(grad_dir, "torchscript.pt"))):
+                torch.testing.assert_close(package(x)[0], want, rtol=1e-4, atol=1e-5)
+            module, _ = compile_stand_ins.build("needs_grad", 1)
+            with self.assertRaisesRegex(RuntimeError, "does not require grad"):
+                module(x)  # what made maml fail at build
 
         # tiny again, TorchScript alone: its AOTI package and entry stay.
         before = manifest(out, "tiny", 1)["backends"]["aoti"]
@@ -278,7 +338,7 @@ class Driver(unittest.TestCase):
         self.assertEqual(m["backends"]["torchscript"]["status"], "ok")
         self.assertEqual(m["python_eager_ms"], before_eager)  # kept: not timed this time
         self.assertTrue(os.path.exists(os.path.join(directory, "aoti.pt2")))
-        self.assertEqual(len(index["entries"]), 6)
+        self.assertEqual(len(index["entries"]), 8)
         self.assertNotIn("--time-python", index["made_with"])
 
     def test_hang_and_crash(self):
@@ -327,6 +387,14 @@ class Driver(unittest.TestCase):
             self.assertEqual(p.stderr.strip().count("\n"), 0, p.stderr)
             self.assertIn(message, p.stderr)
             self.assertIsNone(index)
+        # No GPU torch can use (hidden where there is one): one line, before
+        # any model is listed or built.
+        p, index = run_tool(["tiny", "--device", "cuda"], out,
+                            env={"CUDA_VISIBLE_DEVICES": ""})
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stderr.strip(), "compile: --device cuda: no CUDA device is usable "
+                         "here (torch.cuda.is_available() is False)")
+        self.assertIsNone(index)
         p = subprocess.run([sys.executable, TOOL, "tiny", "--binary",
                             os.path.join(self.tmp.name, "none")],
                            capture_output=True, text=True, timeout=60)
