@@ -69,12 +69,12 @@ compile, load or run for aoti; build, trace, save, load or run for
 torchscript; and the first line of the error), not an error of the tool.
 Packages go to DIR/<model>/batch_size_<N>/ (-o DIR, compiled/ by default);
 DIR/index.json lists every package's status and is rewritten after each model,
-so a run stopped early (Ctrl-C stops the workers too, exit status 130) keeps
-what finished; models not rerun keep their entries, and a model rerun with
-one backend keeps the other's package when it was made with the same torch,
-threads, CPU and device (and GPU). One line per model as it finishes, then a
-summary: the packages made per backend and the failures grouped by phase and
-reason.
+so a run stopped early (Ctrl-C or a timeout's SIGTERM stops the workers too,
+exit status 130) keeps what finished; models not rerun keep their entries,
+and a model rerun with one backend keeps the other's package when it was
+made with the same torch, threads, CPU and device (and GPU). One line per
+model as it finishes, then a summary: the packages made per backend and the
+failures grouped by phase and reason.
 Seconds are wall time; inductor's caches (TORCHINDUCTOR_CACHE_DIR) make a
 second compile of the same graph faster.
 
@@ -624,7 +624,7 @@ def worker(spec):
 # --- the driver ----------------------------------------------------------------------------
 
 # The workers running ({pid: process}), each its own process group, and
-# whether the run is stopping (Ctrl-C): no new worker starts.
+# whether the run is stopping (Ctrl-C or SIGTERM): no new worker starts.
 _running = {}
 _stopping = threading.Event()
 
@@ -880,6 +880,10 @@ def select(args):
             if "Eval" in specs[m]["modes"]], root
 
 
+def interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def require_cuda():
     """InputError unless this Python's torch can use a GPU."""
     import torch
@@ -912,6 +916,10 @@ def main(argv=None):
           f"{args.threads} thread(s); {cpu}; torch {torch.__version__}; into {out_dir}",
           file=sys.stderr)
     manifests = []
+    # SIGTERM (a timeout's, as tools/gpu_check.sh's steps have) stops the run
+    # as Ctrl-C does: else the driver dies alone and its workers, sessions
+    # of their own, go on compiling.
+    signal.signal(signal.SIGTERM, interrupt)
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs)
     try:
         futures = [pool.submit(compile_model, model, batch, args, root, out_dir)
@@ -924,7 +932,8 @@ def main(argv=None):
             write_index(out_dir / INDEX, entries, args, argv, torch.__version__)
             print(line(manifest, rerun, args.time_python, elapsed), flush=True)
     except KeyboardInterrupt:
-        # The workers are sessions of their own (no Ctrl-C reaches them).
+        # The workers are sessions of their own (no Ctrl-C or timeout's
+        # signal to the process group reaches them).
         _stopping.set()
         pool.shutdown(wait=False, cancel_futures=True)
         for pid in list(_running):

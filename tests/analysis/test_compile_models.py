@@ -25,7 +25,7 @@ cannot be built; hangs; crashes).
   under no_grad, as the program runs them;
   tiny rerun with torchscript alone keeps its AOTI package and entry;
 - a hang past --timeout and a crash (SIGABRT) cost their model only (--jobs 2);
-  Ctrl-C stops the run and its workers;
+  Ctrl-C, or a timeout's SIGTERM, stops the run and its workers;
 - bad input: an unknown model, one without Eval, no reference root, no
   program, --device cuda where torch sees no GPU (CUDA_VISIBLE_DEVICES=""),
   exit 2 in one line.
@@ -353,25 +353,28 @@ class Driver(unittest.TestCase):
         self.assertIn("compile: 2 model(s); aoti ok 0 of 2, torchscript ok 0 of 2", p.stderr)
 
     def test_interrupt(self):
-        # Ctrl-C stops the run and its workers (sessions of their own: no
-        # terminal signal reaches them), the interrupted model saying so.
-        out = os.path.join(self.tmp.name, "interrupted")
-        command = [sys.executable, TOOL, "hangs", "--binary", STAND_INS, "--stand-in",
-                   STAND_INS, "--reference-root", self.root, "-o", out]
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
-        log = os.path.join(out, "hangs", "batch_size_1", "worker.log")
-        manifest_path = os.path.join(os.path.dirname(log), "manifest.json")
-        deadline = time.monotonic() + 60
-        while not os.path.exists(manifest_path) and time.monotonic() < deadline:
-            time.sleep(0.2)  # the worker has written its first manifest: it runs
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-        self.assertEqual(proc.returncode, 130, err)
-        self.assertIn("compile: interrupted;", err)
-        left = subprocess.run(["pgrep", "-f", out], capture_output=True, text=True).stdout
-        self.assertEqual(left, "")
-        self.assertEqual(manifest(out, "hangs", 1)["backends"]["aoti"]["reason"], "interrupted")
+        # Ctrl-C, and a timeout's SIGTERM, stop the run and its workers
+        # (sessions of their own: no terminal signal reaches them), the
+        # interrupted model saying so.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            out = os.path.join(self.tmp.name, f"interrupted_{sig.name}")
+            command = [sys.executable, TOOL, "hangs", "--binary", STAND_INS, "--stand-in",
+                       STAND_INS, "--reference-root", self.root, "-o", out]
+            proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True)
+            log = os.path.join(out, "hangs", "batch_size_1", "worker.log")
+            manifest_path = os.path.join(os.path.dirname(log), "manifest.json")
+            deadline = time.monotonic() + 60
+            while not os.path.exists(manifest_path) and time.monotonic() < deadline:
+                time.sleep(0.2)  # the worker has written its first manifest: it runs
+            proc.send_signal(sig)
+            _, err = proc.communicate(timeout=60)
+            self.assertEqual(proc.returncode, 130, err)
+            self.assertIn("compile: interrupted;", err)
+            left = subprocess.run(["pgrep", "-f", out], capture_output=True, text=True).stdout
+            self.assertEqual(left, "")
+            self.assertEqual(manifest(out, "hangs", 1)["backends"]["aoti"]["reason"],
+                             "interrupted")
 
     def test_bad_input(self):
         out = os.path.join(self.tmp.name, "bad")
