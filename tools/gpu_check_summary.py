@@ -3,7 +3,9 @@
 
     gpu_check_summary.py --context raw/context.txt --notes raw/notes.txt \\
         --cpp raw/cpp_fp32.json ... --py raw/py_fp32.json ... \\
-        --plan fp32:resnet50/Train ... -o summary.txt
+        --plan fp32:resnet50/Train ... [--compiled raw/compiled \\
+        --cpp-compiled raw/cpp_compiled.json --compiled-plan resnet50/Eval] \\
+        -o summary.txt
     gpu_check_summary.py --columns      # what each column means
 
 Reads the torchbench program's Google Benchmark JSON (run with
@@ -13,7 +15,11 @@ writes one text summary: per instance the C++ median step, the Python one,
 their ratio, peak memory against torch.cuda.max_memory_allocated, kernels per
 step against torch.profiler's, GPU busy/idle, syncs per step and the label;
 the run's context; and a verdict per expectation (C++ time <= Python's,
-memory within 5 %, kernels within 5 %). Standard library only.
+memory within 5 %, kernels within 5 %); and, for the compiled instances,
+the program's step on the AOTInductor package tools/compile_models.py made
+(--compiled DIR: its index.json says what was compiled, or why not) beside
+the same instance's eager step, their ratio, and the package's largest
+errors against Python eager and the port. Standard library only.
 """
 import argparse
 import json
@@ -43,6 +49,18 @@ COLUMNS = [
     ("idle%", "gpu_idle_pct: the rest of the window"),
     ("syncs", "syncs_per_step: blocking CUDA runtime calls inside the step"),
     ("label", "the result's label (precision, optimizer path, grad scaler, cuDNN flags) or its error"),
+]
+COMPILED_COLUMNS = [
+    ("eager ms", "the same instance's C++ ms in the eager run of the same precision (above)"),
+    ("AOTI ms", "median step of the program on the package (--torchbench_backend=aoti)"),
+    ("AOTI/eager", "AOTI ms / eager ms"),
+    ("eager MiB", "the eager run's peak_mem"),
+    ("AOTI MiB", "peak_mem of the package's steps"),
+    ("err Py", "compiled_error_vs_python: largest relative error of the package's first outputs "
+               "against Python eager's on the GPU (the program fails the instance above 1e-4)"),
+    ("err port", "compiled_error_vs_port: the same against the port's eager Forward on the "
+                 "package's weights and inputs"),
+    ("compile s", "export + AOTInductor compile seconds of tools/compile_models.py"),
 ]
 NAME = re.compile(r"([^/]+)/(Train|Eval)/batch_size:(\d+)")
 
@@ -82,7 +100,8 @@ def cpp_instances(doc):
                    "repetitions": len(runs)}
         source = medians.get(name)
         keys = ("peak_mem", "kernels_per_step", "gpu_busy_pct", "gpu_idle_pct",
-                "syncs_per_step", "peak_share")
+                "syncs_per_step", "peak_share", "compiled_error_vs_python",
+                "compiled_error_vs_port")
         if source is not None:
             figures["ms"] = results.real_time(source)
             for key in keys:
@@ -127,6 +146,72 @@ def scaled(value, factor):
     return None if value is None else value * factor
 
 
+def compiled_entries(directory, notes):
+    """{(model, "Eval"): the AOTI entry} of tools/compile_models.py's
+    index.json in `directory` (none when the tool wrote none)."""
+    doc = load_json(f"{directory}/index.json", notes)
+    out = {}
+    for entry in (doc or {}).get("entries", []):
+        if entry.get("backend") == "aoti":
+            out[(entry.get("model"), "Eval")] = entry
+    return out
+
+
+def compiled_lines(args, cpp, notes):
+    """The compiled section: per planned instance the program's step on the
+    package beside the eager run's, or why there is none."""
+    doc = load_json(args.cpp_compiled, notes) if args.cpp_compiled else None
+    # The eager rows of the precision the packages ran at (fp32: the
+    # program's default, the only one a package has).
+    precision = (doc or {}).get("context", {}).get("precision", "fp32")
+    compiled = {}
+    for name, figures in (cpp_instances(doc) if doc else {}).items():
+        match = NAME.fullmatch(name)
+        if match:
+            compiled.setdefault((match.group(1), match.group(2)), []).append((name, figures))
+    made = compiled_entries(args.compiled, notes) if args.compiled else {}
+    plan = [tuple(p.partition("/")[::2]) for p in args.compiled_plan]
+    plan += [key for key in compiled if key not in plan]
+    lines = ["", f"compiled (tools/compile_models.py --device cuda --backend aoti, then the "
+             f"program's --torchbench_backend=aoti; eager: the {precision} run above):",
+             f"{'instance':32s} {'eager ms':>8s} {'AOTI ms':>8s} {'AOTI/eager':>10s} "
+             f"{'eager MiB':>9s} {'AOTI MiB':>8s} {'err Py':>8s} {'err port':>8s} "
+             f"{'compile s':>9s}  label"]
+    mib = 2 ** -20
+    for model, mode in plan:
+        entry = made.get((model, mode))
+        seconds = None
+        if entry and entry.get("status") == "ok":
+            seconds = sum(entry.get(k, 0) for k in ("export_seconds", "compile_seconds"))
+        rows = compiled.get((model, mode))
+        if not rows:
+            if entry is None:
+                why = "no package and no C++ result (see the notes below)"
+            elif entry.get("status") != "ok":
+                why = (f"no package: aoti failed at {entry.get('phase')}: "
+                       f"{entry.get('reason', '')}")
+            else:
+                why = (f"package made ({seconds:.1f} s), no C++ result (see the notes "
+                       "below)")
+            lines.append(f"{model + '/' + mode:32s} {why}")
+            continue
+        for name, figures in rows:
+            if "error" in figures:
+                lines.append(f"{name:32s} error: {figures['error']}")
+                continue
+            eager = dict(cpp.get((precision, model, mode), [])).get(name, {})
+            c_ms, e_ms = figures.get("ms"), eager.get("ms")
+            lines.append(
+                f"{name:32s} {fmt(e_ms):>8s} {fmt(c_ms):>8s} "
+                f"{fmt(ratio(c_ms, e_ms), '{:.3f}'):>10s} "
+                f"{fmt(scaled(eager.get('peak_mem'), mib), '{:.0f}'):>9s} "
+                f"{fmt(scaled(figures.get('peak_mem'), mib), '{:.0f}'):>8s} "
+                f"{fmt(figures.get('compiled_error_vs_python'), '{:.1e}'):>8s} "
+                f"{fmt(figures.get('compiled_error_vs_port'), '{:.1e}'):>8s} "
+                f"{fmt(seconds, '{:.1f}'):>9s}  {figures.get('label', '')}")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--columns", action="store_true",
@@ -137,11 +222,20 @@ def main():
     parser.add_argument("--py", nargs="*", default=[], help="versus_python.py eager --json files")
     parser.add_argument("--plan", nargs="*", default=[],
                         help="PRECISION:MODEL/MODE, each planned instance")
+    parser.add_argument("--compiled", metavar="DIR",
+                        help="tools/compile_models.py -o DIR of the compiled instances")
+    parser.add_argument("--cpp-compiled", metavar="JSON",
+                        help="the program's JSON on DIR's packages (--torchbench_backend=aoti)")
+    parser.add_argument("--compiled-plan", nargs="*", default=[], metavar="MODEL/MODE",
+                        help="each planned compiled instance")
     parser.add_argument("-o", "--output", help="write the summary here too")
     args = parser.parse_args()
     if args.columns:
         for column, meaning in COLUMNS:
             print(f"  {column:9s} {meaning}")
+        print("compiled rows (one per compiled instance, beside its eager row):")
+        for column, meaning in COMPILED_COLUMNS:
+            print(f"  {column:10s} {meaning}")
         return 0
     lines, notes = [], []
 
@@ -271,6 +365,8 @@ def main():
                         else missing(c_kern, p_kern)),
             ]
             verdicts.append(f"  {name} [{requested}]: " + "; ".join(parts))
+    if args.compiled or args.cpp_compiled or args.compiled_plan:
+        lines.extend(compiled_lines(args, cpp, notes))
     lines.append("")
     lines.append("verdicts (expected: C++ time <= Python's; memory within 5 %; "
                  "kernels within 5 %):")
