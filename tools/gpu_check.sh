@@ -7,10 +7,13 @@
 # `default`, pytorch_unet Train at amp_fp16, moco Train (an NCCL world of one)
 # and vision_maskrcnn Eval, each model's default batch, one step per
 # repetition; the same resnet50 and hf_Bert in PyTorch eager on the same GPU
-# (tools/versus_python.py eager --device cuda --kernels), then both again in rounds
-# (tools/versus_python.py --device cuda); and writes one summary
-# (tools/gpu_check_summary.py): C++ and Python median step, peak memory,
-# kernels per step, GPU busy/idle, syncs per step, labels, verdicts.
+# (tools/versus_python.py eager --device cuda --kernels); resnet50's Eval
+# compiled for that GPU by AOTInductor (tools/compile_models.py --device cuda)
+# and run by the program (--torchbench_backend=aoti); then resnet50 and
+# hf_Bert again in rounds (tools/versus_python.py --device cuda); and writes
+# one summary (tools/gpu_check_summary.py): C++ and Python median step, peak
+# memory, kernels per step, GPU busy/idle, syncs per step, labels, verdicts,
+# and the AOTI package's step beside eager's.
 #
 #   tools/gpu_check.sh --prepare   here (apt works): the .deb files the build
 #                                  needs (Google Benchmark, abseil,
@@ -166,7 +169,17 @@ PY_RUNS=("fp32 150 resnet50 hf_Bert" "default 150 resnet50 hf_Bert")
 # on both sides, GPU busy share beside each time), its pip-referenced models
 # (a TorchBench checkout is not on that machine).
 VERSUS_RUN="versus 120 resnet50 hf_Bert"
-ORDER=(cpp:fp32 py:fp32 cpp:unet_amp cpp:moco cpp:maskrcnn cpp:default py:default vs:versus)
+# The compiled run, before it (a path no other step covers): NAME CAP_SECONDS
+# MODEL... Each model's Eval at its default batch compiled for this GPU by
+# tools/compile_models.py (AOTInductor; the machine's python, which may lack
+# torchvision or safetensors: then the compile fails and the summary says
+# why), then the program on the packages, beside cpp_fp32's eager rows. The
+# program's run keeps COMPILED_RUN_SHARE seconds of the cap; the compile has
+# the rest, and its worker a --timeout 10 s within that.
+COMPILED_RUN="compiled 150 resnet50"
+COMPILED_RUN_SHARE=40
+ORDER=(cpp:fp32 py:fp32 cpp:unet_amp cpp:moco cpp:maskrcnn cpp:default py:default
+       aoti:compiled vs:versus)
 RUNS_RESERVE=150    # seconds the build leaves for the runs
 SUMMARY_RESERVE=15  # seconds every step leaves for the summary
 
@@ -347,6 +360,9 @@ py_command() {  # NAME MODEL...: sets cmd
     cmd+=(--python-only)  # the C++ run left nothing to pair with
   fi
 }
+read -r compiled_name compiled_cap compiled_models <<< "$COMPILED_RUN"
+compiled_plan=()
+for m in $compiled_models; do compiled_plan+=("$m/Eval"); done
 plan=() cpp_files=() py_files=()
 for entry in "${CPP_RUNS[@]}"; do
   read -r name precision _ instances <<< "$entry"
@@ -359,7 +375,9 @@ for entry in "${PY_RUNS[@]}"; do
 done
 summary=("$python" "$root/tools/gpu_check_summary.py" --context "$raw/context.txt"
          --notes "$raw/notes.txt" --cpp "${cpp_files[@]}" --py "${py_files[@]}"
-         --plan "${plan[@]}" -o "$out/summary.txt")
+         --plan "${plan[@]}" --compiled "$raw/$compiled_name"
+         --cpp-compiled "$raw/cpp_$compiled_name.json" --compiled-plan "${compiled_plan[@]}"
+         -o "$out/summary.txt")
 
 if [ "$dry" = 1 ]; then
   echo "gpu_check.sh --dry-run: the plan; nothing is run"
@@ -381,6 +399,9 @@ if [ "$dry" = 1 ]; then
       done
       printf '  %-22s %-9s %s\n' "$i" "$precision" "$side"
     done
+  done
+  for i in "${compiled_plan[@]}"; do
+    printf '  %-22s %-9s %s\n' "$i" fp32 "C++ on its AOTInductor package (compiled there)"
   done
   echo "1. check the GPU and read the machine's torch: $python - (torch.cuda.is_available(), versions, torch.utils.cmake_prefix_path)"
   echo "2. unpack the .deb files: for f in $deps/*.deb; do dpkg -x \"\$f\" $prefix; done"
@@ -446,6 +467,37 @@ for step in "${ORDER[@]}"; do
       run_step "cpp_$name" "$cap" "$SUMMARY_RESERVE" -- "${cmd[@]}" || rc=$?
       [ "$rc" = 0 ] || failures=$((failures + 1))
     done
+  elif [ "$kind" = aoti ]; then
+    # shellcheck disable=SC2086  # models: one word each
+    cmd=("${run_env[@]}" PYTHONUNBUFFERED=1 "$python" "$root/tools/compile_models.py"
+         $compiled_models --device cuda --backend aoti --batch-size default
+         --timeout $((compiled_cap - COMPILED_RUN_SHARE - 10)) --binary "$tb"
+         -o "$raw/$compiled_name")
+    filter="^($(IFS='|'; echo "${compiled_plan[*]%/Eval}"))/Eval/batch_size:[0-9]+\$"
+    run=("${run_env[@]}" "$tb" --torchbench_device=cuda --torchbench_backend=aoti
+         "--torchbench_compiled=$raw/$compiled_name" "--benchmark_filter=$filter"
+         "--benchmark_repetitions=$repetitions" --benchmark_min_time=1e-9
+         --benchmark_display_aggregates_only=true
+         "--benchmark_out=$raw/cpp_$compiled_name.json" --benchmark_out_format=json)
+    [ "$dry" = 0 ] || echo "  $compiled_name: $compiled_models Eval compiled for the GPU by AOTInductor, then the program on it (cap $compiled_cap s, $COMPILED_RUN_SHARE s of it kept for the program)"
+    t0=$SECONDS rc=0
+    run_step "compile_$compiled_name" $((compiled_cap - COMPILED_RUN_SHARE)) \
+      $((SUMMARY_RESERVE + COMPILED_RUN_SHARE)) -- "${cmd[@]}" || rc=$?
+    case $rc in
+      0|124|125) ;;
+      *) note "compile_$compiled_name: $(tail -n 1 "$raw/compile_$compiled_name.log" | cut -c1-300)" ;;
+    esac
+    if [ "$rc" = 125 ]; then
+      failures=$((failures + 1))  # skipped for time: run_step said so
+    elif [ "$dry" = 1 ] || compgen -G "$raw/$compiled_name/*/batch_size_*/aoti.pt2" > /dev/null; then
+      rc=0
+      run_step "cpp_$compiled_name" $((compiled_cap - (SECONDS - t0))) "$SUMMARY_RESERVE" \
+        -- "${run[@]}" || rc=$?
+      [ "$rc" = 0 ] || failures=$((failures + 1))
+    else
+      note "cpp_$compiled_name: not run: tools/compile_models.py made no AOTI package (its row in the summary, or the note above, says why)"
+      failures=$((failures + 1))
+    fi
   elif [ "$kind" = vs ]; then
     read -r name cap models <<< "$VERSUS_RUN"
     # shellcheck disable=SC2086  # models: one word each

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tools/gpu_check.sh on a machine without a GPU or its .deb files: --dry-run
-# plans every instance (C++ and Python), builds only the program, prints the
-# summary's columns, creates nothing and exits 0; a bad argument is one line
-# and exit 2.
+# plans every instance (C++ and Python, and resnet50/Eval compiled by
+# AOTInductor for the GPU and run by the program, before the rounds), builds
+# only the program, prints the summary's columns, creates nothing and exits 0;
+# a bad argument is one line and exit 2.
 #
 #   check_gpu_check.sh <source-dir>
 set -uo pipefail
@@ -30,9 +31,18 @@ for want in \
     '--benchmark_repetitions=7 ' \
     'versus_python.py eager --device cuda --precision=default --models resnet50 hf_Bert .*--kernels' \
     'gpu_check_summary.py .*--plan fp32:resnet50/Train' \
-    'C\+\+/Py +C\+\+ ms / Py ms' 'mem% ' 'kern% ' 'syncs '; do
+    'resnet50/Eval +fp32 +C\+\+ on its AOTInductor package' \
+    'PYTHONUNBUFFERED=1 python3? .*/tools/compile_models.py resnet50 --device cuda --backend aoti --batch-size default --timeout [0-9]+ --binary .*/benchmarks/torchbench -o .*/raw/compiled$' \
+    "torchbench --torchbench_device=cuda --torchbench_backend=aoti --torchbench_compiled=.*/raw/compiled '--benchmark_filter=\^\(resnet50\)/Eval/batch_size:\[0-9\]\+\\$' --benchmark_repetitions=7 .*--benchmark_out=.*/raw/cpp_compiled.json" \
+    'gpu_check_summary.py .*--compiled .*/raw/compiled --cpp-compiled .*/raw/cpp_compiled.json --compiled-plan resnet50/Eval' \
+    'C\+\+/Py +C\+\+ ms / Py ms' 'mem% ' 'kern% ' 'syncs ' 'AOTI/eager +AOTI ms / eager ms' \
+    'err port +compiled_error_vs_port'; do
   printf '%s\n' "$out" | grep -Eq -- "$want" || fail "--dry-run does not print /$want/"
 done
+# The compiled run after the runs that matter more, before the rounds.
+order=$(printf '%s\n' "$out" | sed -n 's/^  \([a-z0-9_]*\): .*(cap [0-9]* s.*/\1/p' | paste -sd' ')
+[ "$order" = "cpp_fp32 py_fp32 cpp_unet_amp cpp_moco cpp_maskrcnn cpp_default py_default compiled versus" ] ||
+  fail "--dry-run runs in the order '$order'"
 if [ -e "$work/out" ] || [ -e "$work/build" ]; then fail "--dry-run created files"; fi
 
 for args in "--repetitions=abc" "--bogus" "--out" "--prepare --dry-run"; do
