@@ -163,6 +163,9 @@ absl::StatusOr<CompiledManifest> ReadCompiledManifest(
   if (doc.contains("weights_file") && doc["weights_file"].is_string()) {
     m.weights_file = doc["weights_file"].get<std::string>();
   }
+  m.eager_repeatable = !(doc.contains("eager_repeatable") &&
+                         doc["eager_repeatable"].is_boolean() &&
+                         !doc["eager_repeatable"].get<bool>());
   if (json::NumberOr(doc, "format", 0) != 1 || m.model.empty() ||
       m.batch_size < 1 || m.torch_version.empty() || m.threads < 1) {
     return absl::InvalidArgumentError(
@@ -445,6 +448,10 @@ CompiledFidelity CheckCompiledFidelity(const CompiledModel& model,
     throw std::runtime_error(
         absl::StrCat("compiled outputs against Python eager's: ", e.what()));
   }
+  // A forward that draws random numbers (hf_Reformer's LSH rotations) gives
+  // other outputs on every call, eager too: its error is reported, not held
+  // to the bound.
+  if (!model.manifest().eager_repeatable) return fidelity;
   if (!(fidelity.versus_python_eager <= kCompiledTolerance)) {
     throw std::runtime_error(absl::StrCat(
         "compiled outputs differ from Python eager's by ",

@@ -66,6 +66,9 @@ struct CompiledManifest {
   std::string reference;  // "pip:<package>" or "torchbench"
   std::vector<std::vector<int64_t>> input_shapes;
   std::string weights_file;  // "" when the tool wrote none.
+  // False when two eager calls on the same inputs differed (a forward that
+  // draws random numbers): its outputs cannot be held to a bound.
+  bool eager_repeatable = true;
   std::string package_file;  // The backend's file.
 };
 
@@ -148,7 +151,8 @@ struct CompiledFidelity {
 // Compares `model`'s first outputs with the stored eager outputs and, where
 // it can, with `port` (built for the instance's config) on the package's
 // weights and inputs. Throws std::runtime_error naming the comparison when an
-// error exceeds kCompiledTolerance.
+// error exceeds kCompiledTolerance; where the manifest says eager is not
+// repeatable, only the error against Python eager is measured, unchecked.
 CompiledFidelity CheckCompiledFidelity(const CompiledModel& model,
                                        const RegisteredModel& port,
                                        const ModelConfig& config);

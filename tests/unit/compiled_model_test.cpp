@@ -92,6 +92,13 @@ TEST_F(ManifestTest, ReadsAGoodManifest) {
   EXPECT_EQ(m->input_shapes, (std::vector<std::vector<int64_t>>{{1, 3, 8, 8}}));
   EXPECT_EQ(m->reference, "pip:torchvision");
   EXPECT_EQ(m->weights_file, "");
+  EXPECT_TRUE(m->eager_repeatable);
+  std::string random = Manifest();
+  random.insert(1, "\"eager_repeatable\": false, ");
+  Write(random);
+  m = Read();
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_FALSE(m->eager_repeatable);
   EXPECT_EQ(CompiledDirectory("/c", "resnet18", 4), "/c/resnet18/batch_size_4");
 }
 
