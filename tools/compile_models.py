@@ -3,7 +3,8 @@
 
     tools/tb compile [MODEL...] [--backend aoti|torchscript|both] [--batch-size N|default]
         [--device cpu|cuda] [--threads N] [--reference-root CHECKOUT] [--timeout S]
-        [--jobs N] [--binary PROGRAM] [--time-python [--warmup 3] [--steps 10]] [-o DIR]
+        [--jobs N] [--binary PROGRAM] [--time-python | --time-only] [--warmup 3]
+        [--steps 10] [-o DIR]
 
 For each selected model (every model the program lists with an Eval mode by
 default; --batch-size N, 1 by default, is raised to the model's smallest
@@ -66,6 +67,19 @@ kill or a hang past --timeout, 3600 s, costs that model only) with
      freezing), each --warmup (3) then --steps (10) one-step samples in ms
      (on cuda each until the GPU has finished it: torch.cuda.synchronize).
 
+--time-only (implies --time-python) compiles nothing: for each selected model
+whose DIR/<model>/batch_size_<N>/manifest.json was made with this torch,
+--threads, --device and a CPU with its flags (any other model: one line
+saying why, skipped), a worker as above (its output in time.log) builds the
+eager module and inputs as step 1 does (same seed and order; the manifest's
+python_inputs_match says whether they equal inputs.safetensors) and times, on
+the stored inputs, the eager wrapper, each package --backend selects whose
+status is ok (loaded from its file) and torch.compile of the wrapper, as step
+5. Only the manifest's Python fields change (python_eager_ms,
+python_inputs_match, the backends' python_ms or python_reason,
+python_compile); the packages, their compile seconds and index.json's entries
+stay (marked python_times; the command is its python_times_made_with).
+
 A backend's failure is a result (status failed, its phase: build, export,
 compile, load or run for aoti; build, trace, save, load or run for
 torchscript; and the first line of the error), not an error of the tool.
@@ -117,7 +131,7 @@ BACKENDS = {"aoti": ("aoti",), "torchscript": ("torchscript",), "both": ("aoti",
 PACKAGE_FILES = {"aoti": "aoti.pt2", "torchscript": "torchscript.pt"}
 INPUTS_FILE, OUTPUTS_FILE, WEIGHTS_FILE = ("inputs.safetensors", "outputs.safetensors",
                                            "weights.safetensors")
-MANIFEST, INDEX, LOG = "manifest.json", "index.json", "worker.log"
+MANIFEST, INDEX, LOG, TIME_LOG = "manifest.json", "index.json", "worker.log", "time.log"
 # The CPU flags a package's kernels may use: the program refuses to run one
 # where any flag of its manifest is missing.
 CPU_FLAGS = ("avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512_vnni",
@@ -358,7 +372,7 @@ def compile_aoti(wrapper, inputs, outputs, directory, entry, note, timing):
                                                  inductor_configs=dict(INDUCTOR_CONFIGS))
         entry["compile_seconds"] = seconds_since(start)
     with phase("load", note):
-        runner = torch._inductor.aoti_load_package(str(path))
+        runner = load_package("aoti", path)
     with phase("run", note):
         entry["max_abs_error"], entry["max_rel_error"] = largest_errors(
             runner(*clones(inputs)), outputs)
@@ -397,7 +411,7 @@ def compile_torchscript(wrapper, inputs, outputs, directory, entry, note, timing
         with files.replacing(path) as tmp:
             torch.jit.save(traced, tmp)
     with phase("load", note):
-        loaded = torch.jit.load(str(path))
+        loaded = load_package("torchscript", path)
     with phase("run", note):
         entry["max_abs_error"], entry["max_rel_error"] = largest_errors(
             loaded(*clones(inputs)), outputs)
@@ -406,6 +420,16 @@ def compile_torchscript(wrapper, inputs, outputs, directory, entry, note, timing
 
 
 COMPILERS = {"aoti": compile_aoti, "torchscript": compile_torchscript}
+
+
+def load_package(backend, path):
+    """A package loaded back in this process as the backend's Python API
+    loads it: aoti_load_package, torch.jit.load."""
+    import torch
+
+    if backend == "aoti":
+        return torch._inductor.aoti_load_package(str(path))
+    return torch.jit.load(str(path))
 
 
 def time_torch_compile(wrapper, inputs, outputs, entry, note, timing):
@@ -614,20 +638,119 @@ def worker(spec):
             manifest["backends"][backend] = failed(f.phase, f.reason, **entry, **f.extra)
         save()
     if timing:
-        entry = {"status": "ok"}
+        python_compile(manifest, wrapper, inputs, outputs, grad, timing, save)
+    return 0
 
-        def note_compile(name):
-            manifest["python_compile"] = failed(name, UNDER_WAY)
-            save()
 
+def python_compile(manifest, wrapper, inputs, outputs, grad, timing, save):
+    """The manifest's python_compile: torch.compile of the wrapper timed
+    (time_torch_compile), or its failure's phase and reason."""
+    entry = {"status": "ok"}
+
+    def note_compile(name):
+        manifest["python_compile"] = failed(name, UNDER_WAY)
+        save()
+
+    try:
+        with autograd(grad):
+            time_torch_compile(wrapper, inputs, outputs, entry, note_compile, timing)
+        manifest["python_compile"] = entry
+    except Failed as f:
+        entry.pop("status")
+        manifest["python_compile"] = failed(f.phase, f.reason, **entry, **f.extra)
+    save()
+
+
+def same_tensors(got, want):
+    """Whether two lists of tensors are equal: count, dtype, shape and every
+    value (NaN equal to NaN), compared on the CPU."""
+    import torch
+
+    if len(got) != len(want):
+        return False
+    for g, w in zip(got, want):
+        try:
+            torch.testing.assert_close(g.detach().cpu(), w.detach().cpu(), rtol=0, atol=0,
+                                       equal_nan=True)
+        except AssertionError:
+            return False
+    return True
+
+
+def load_tensors(path):
+    """The tensors of a safetensors file save_tensors wrote, in key order."""
+    from safetensors.torch import load_file
+
+    stored = load_file(str(path))
+    return [stored[str(i)] for i in range(len(stored))]
+
+
+def time_worker(spec):
+    """--time-only: the Python side of the packages already in the
+    directory, not compiled again. The eager module and inputs are built as
+    worker() builds them (same seed, same order: the stored inputs are
+    reproduced, and python_inputs_match says whether they were); eager, each
+    selected package whose status is ok (loaded from its file) and
+    torch.compile of the wrapper are timed on the stored inputs. Only the
+    Python fields of the manifest change: python_eager_ms,
+    python_inputs_match, backends.<b>.python_ms (or python_reason, why it
+    could not be timed) and python_compile."""
+    import torch
+
+    os.environ["AOTI_RUNTIME_CHECK_INPUTS"] = "1"
+    torch.set_num_threads(spec["threads"])
+    torch.manual_seed(spec["seed"])
+    directory = pathlib.Path(spec["directory"])
+    device = spec.get("device", "cpu")
+    timing = (spec["warmup"], spec["steps"], device)
+    manifest = read_manifest(directory)
+    timed = [b for b in spec["backends"]
+             if (manifest["backends"].get(b) or {}).get("status") == "ok"]
+    # This run's times or none: a worker that dies leaves no stale ones.
+    manifest.pop("python_eager_ms", None)
+    manifest.pop("python_inputs_match", None)
+    for backend in timed:
+        manifest["backends"][backend].pop("python_ms", None)
+        manifest["backends"][backend].pop("python_reason", None)
+    manifest["python_compile"] = failed("build", UNDER_WAY)
+
+    def save():
+        write_manifest(directory, manifest)
+
+    save()
+    try:
+        if device == "cuda" and not spec.get("stand_in"):
+            vp.apply_cudnn_flags(spec["model"], "Eval")
+        with torch.no_grad():
+            module, args, kwargs, grad = build_module(spec)
+        with autograd(grad):
+            wrapper, built = flat_module(module, args, kwargs)
+            built = clones(built)
+        inputs = load_tensors(directory / manifest["inputs_file"])
+        outputs = load_tensors(directory / manifest["outputs_file"])
+    except (Exception, SystemExit) as e:
+        traceback.print_exc()
+        manifest["python_compile"] = failed("build", errors.reason(e))
+        save()
+        return 0
+    manifest["python_inputs_match"] = same_tensors(built, inputs)
+    del built
+    inputs = [t.to(device) for t in inputs]
+    with autograd(grad):
+        manifest["python_eager_ms"] = step_times(lambda: wrapper(*inputs), *timing)
+    save()
+    for backend in timed:
+        entry = manifest["backends"][backend]
         try:
             with autograd(grad):
-                time_torch_compile(wrapper, inputs, outputs, entry, note_compile, timing)
-            manifest["python_compile"] = entry
-        except Failed as f:
-            entry.pop("status")
-            manifest["python_compile"] = failed(f.phase, f.reason, **entry, **f.extra)
+                package = load_package(backend, directory / PACKAGE_FILES[backend])
+                entry["python_ms"] = step_times(lambda: package(*inputs), *timing)
+        except Exception as e:
+            traceback.print_exc()
+            entry["python_reason"] = errors.reason(e)[:300]
+        package = None
         save()
+    python_compile(manifest, wrapper, inputs, outputs, grad, timing, save)
     return 0
 
 
@@ -639,16 +762,17 @@ _running = {}
 _stopping = threading.Event()
 
 
-def run_worker(spec, directory, timeout):
+def run_worker(spec, directory, timeout, log_name=LOG):
     """The worker in its own process group (its compiler children die with
-    it), its output in worker.log; None when it ended well, else why not."""
+    it), its output in worker.log (or log_name); None when it ended well,
+    else why not."""
     if _stopping.is_set():
         return "interrupted"
     environment = env.thread_env(spec["threads"])
     environment["PYTHONPATH"] = os.pathsep.join(
         [str(vp.GOLDEN)] + [p for p in [environment.get("PYTHONPATH")] if p])
     environment["AOTI_RUNTIME_CHECK_INPUTS"] = "1"
-    log = directory / LOG
+    log = directory / log_name
     with open(log, "w") as out:
         proc = subprocess.Popen([sys.executable, __file__, "--worker", json.dumps(spec)],
                                 stdout=out, stderr=subprocess.STDOUT, env=environment,
@@ -724,6 +848,95 @@ def compile_model(model, batch_size, args, root, out_dir):
     return finish_manifest(spec, directory, died), time.perf_counter() - start
 
 
+def timing_skip(manifest, args, torch_version):
+    """Why --time-only cannot time this directory's packages (None: it can):
+    none there, or made with another torch, thread count, device or CPU."""
+    if manifest is None:
+        return f"no {MANIFEST}"
+    for key, here in (("torch_version", torch_version), ("threads", args.threads),
+                      ("device", args.device)):
+        there = manifest.get(key, "cpu" if key == "device" else None)
+        if there != here:
+            return f"made with {key} {there}, this run's is {here}"
+    missing = sorted(set(manifest.get("cpu_flags") or []) - set(cpu_flags()))
+    if missing:
+        return f"made on a CPU with {', '.join(missing)}, which this one lacks"
+    if not manifest.get("inputs_file") or not manifest.get("outputs_file"):
+        return "no stored inputs (its build failed)"
+    return None
+
+
+def time_model(model, batch_size, args, root, out_dir):
+    """--time-only: one model's timing worker on its existing packages;
+    (its manifest, seconds). Its log is time.log (worker.log stays the
+    compile's)."""
+    directory = out_dir / model / f"batch_size_{batch_size}"
+    spec = {"model": model, "batch_size": batch_size, "device": args.device,
+            "threads": args.threads, "seed": SEED, "reference_root": root,
+            "backends": list(BACKENDS[args.backend]), "directory": str(directory),
+            "time_only": True, "warmup": args.warmup, "steps": args.steps,
+            "stand_in": args.stand_in}
+    start = time.perf_counter()
+    died = run_worker(spec, directory, args.timeout, TIME_LOG)
+    manifest = read_manifest(directory)
+    entry = manifest.get("python_compile") or {}
+    if entry.get("reason") == UNDER_WAY:
+        entry["reason"] = died or "the worker ended without finishing it"
+        write_manifest(directory, manifest)
+    return manifest, time.perf_counter() - start
+
+
+def median(values):
+    values = sorted(values)
+    return values[len(values) // 2] if len(values) % 2 else (
+        values[len(values) // 2 - 1] + values[len(values) // 2]) / 2
+
+
+def timing_line(manifest, rerun, elapsed):
+    """--time-only's line of one model: the median step of each Python
+    timing, whether the inputs were reproduced, torch.compile's result."""
+    parts = []
+    if "python_eager_ms" in manifest:
+        parts.append(f"eager {median(manifest['python_eager_ms']):.3g} ms")
+    for b in rerun:
+        entry = manifest.get("backends", {}).get(b) or {}
+        if "python_ms" in entry:
+            parts.append(f"{b} {median(entry['python_ms']):.3g} ms")
+        elif "python_reason" in entry:
+            parts.append(f"{b} not timed: {entry['python_reason'][:120]}")
+        else:
+            parts.append(f"{b} not timed (no package: {entry.get('status', 'none')})")
+    entry = manifest.get("python_compile") or {}
+    if entry.get("status") == "ok":
+        parts.append(f"torch.compile {median(entry['ms']):.3g} ms (compile "
+                     f"{seconds(entry['compile_seconds'])}; rel. error "
+                     f"{entry.get('max_rel_error')})")
+    else:
+        parts.append(backend_text("torch.compile", entry))
+    if "python_inputs_match" in manifest:
+        parts.append("inputs reproduced" if manifest["python_inputs_match"]
+                     else "inputs NOT reproduced (timed on the stored ones)")
+    return (f"{manifest['model']} b{manifest['batch_size']}: " + "; ".join(parts)
+            + f"; {seconds(elapsed)}")
+
+
+def note_python_times(path, manifest, argv):
+    """index.json (when there is one) with the entries of the manifest's
+    model and batch marked python_times (the rest as it was) and the
+    --time-only command beside made_with."""
+    if not path.exists() or "python_eager_ms" not in manifest:
+        return
+    with open(path) as f:
+        doc = json.load(f)
+    key = (manifest["model"], manifest["batch_size"])
+    for e in doc.get("entries", []):
+        if (e.get("model"), e.get("batch_size")) == key:
+            e["python_times"] = True
+    doc["python_times_made_with"] = published_command(argv)
+    doc["python_times_date"] = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    files.write_json(path, doc)
+
+
 def index_entries(manifest):
     """The index's entries of one manifest, a backend each."""
     out = []
@@ -735,6 +948,8 @@ def index_entries(manifest):
             if key in entry:
                 row[key] = entry[key]
         row.update({k: v for k, v in entry.items() if k.endswith("_seconds")})
+        if "python_eager_ms" in manifest:
+            row["python_times"] = True  # in the manifest
         row["path"] = f"{manifest['model']}/batch_size_{manifest['batch_size']}"
         out.append(row)
     return out
@@ -845,6 +1060,9 @@ def parse_args(argv):
     p.add_argument("--binary", default=program.DEFAULT, metavar="PROGRAM")
     p.add_argument("--time-python", action="store_true",
                    help="also time eager, the packages and torch.compile from Python")
+    p.add_argument("--time-only", action="store_true",
+                   help="time the packages already in DIR from Python (as --time-python), "
+                        "without compiling again: only the manifests' Python fields change")
     p.add_argument("--warmup", type=int, default=3, help="--time-python's warm-up calls")
     p.add_argument("--steps", type=int, default=10, help="--time-python's timed calls")
     p.add_argument("-o", "--output", default="compiled", metavar="DIR")
@@ -867,6 +1085,8 @@ def parse_args(argv):
         p.error(f"--warmup must not be negative, not {args.warmup}")
     if args.stand_in:
         args.stand_in = os.path.abspath(args.stand_in)
+    if args.time_only:
+        args.time_python = True
     return args
 
 
@@ -907,7 +1127,8 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     if args.worker:
-        return worker(json.loads(args.worker))
+        spec = json.loads(args.worker)
+        return time_worker(spec) if spec.get("time_only") else worker(spec)
     out_dir = pathlib.Path(args.output).resolve()
     try:
         if args.device == "cuda":
@@ -920,6 +1141,8 @@ def main(argv=None):
 
     import torch
 
+    if args.time_only:
+        return time_only(args, argv, work, root, out_dir, torch.__version__)
     rerun = BACKENDS[args.backend]
     cpu, _ = env.machine()
     print(f"compile: {len(work)} model(s), {' and '.join(rerun)}, {args.device}, "
@@ -954,6 +1177,46 @@ def main(argv=None):
     pool.shutdown()
     for text in summary(manifests, rerun):
         print(text, file=sys.stderr)
+    return 0
+
+
+def time_only(args, argv, work, root, out_dir, torch_version):
+    """--time-only's run: a line per model (skipped, or its times), then a
+    count."""
+    rerun = BACKENDS[args.backend]
+    cpu, _ = env.machine()
+    print(f"compile --time-only: {len(work)} model(s), {' and '.join(rerun)}, {args.device}, "
+          f"{args.threads} thread(s); {cpu}; torch {torch_version}; in {out_dir}",
+          file=sys.stderr)
+    todo = []
+    for model, batch in work:
+        why = timing_skip(read_manifest(out_dir / model / f"batch_size_{batch}"), args,
+                          torch_version)
+        if why:
+            print(f"{model} b{batch}: skipped: {why}", flush=True)
+        else:
+            todo.append((model, batch))
+    timed = 0
+    signal.signal(signal.SIGTERM, interrupt)
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs)
+    try:
+        futures = [pool.submit(time_model, model, batch, args, root, out_dir)
+                   for model, batch in todo]
+        for future in concurrent.futures.as_completed(futures):
+            manifest, elapsed = future.result()
+            timed += 1
+            note_python_times(out_dir / INDEX, manifest, argv)
+            print(timing_line(manifest, rerun, elapsed), flush=True)
+    except KeyboardInterrupt:
+        _stopping.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        for pid in list(_running):
+            kill_group(pid)
+        print(f"compile: interrupted; {timed} model(s) timed", file=sys.stderr)
+        return 130
+    pool.shutdown()
+    print(f"compile --time-only: {timed} model(s) timed, {len(work) - len(todo)} skipped",
+          file=sys.stderr)
     return 0
 
 

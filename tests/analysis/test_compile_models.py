@@ -24,13 +24,17 @@ cannot be built; hangs; crashes).
   ("grad": true; tiny's false), both packages reproducing eager's outputs
   under no_grad, as the program runs them;
   tiny rerun with torchscript alone keeps its AOTI package and entry;
+  then --time-only on those packages: its Python fields filled (the inputs
+  reproduced), its compile seconds, other fields, package files and index
+  entries as they were; a model without a manifest, or one made at another
+  thread count, skipped in one line;
 - a hang past --timeout and a crash (SIGABRT) cost their model only (--jobs 2);
   Ctrl-C, or a timeout's SIGTERM, stops the run and its workers;
 - bad input: an unknown model, one without Eval, no reference root, no
   program, --device cuda where torch sees no GPU (CUDA_VISIBLE_DEVICES=""),
   exit 2 in one line.
 
-usage: test_compile_models.py   (unittest; about 55 s on 2 cores)
+usage: test_compile_models.py   (unittest; about 70 s on 2 cores)
 """
 import json
 import os
@@ -340,6 +344,51 @@ class Driver(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(directory, "aoti.pt2")))
         self.assertEqual(len(index["entries"]), 8)
         self.assertNotIn("--time-python", index["made_with"])
+
+        # --time-only on the packages there, not compiled again: the Python
+        # fields filled, everything else (compile seconds, the files) as it
+        # was; a model without a manifest skipped in one line.
+        kept_files = ("aoti.pt2", "torchscript.pt", "inputs.safetensors",
+                      "outputs.safetensors", "weights.safetensors", "worker.log")
+        mtimes = {f: os.stat(os.path.join(directory, f)).st_mtime_ns for f in kept_files}
+        before, index_before = manifest(out, "tiny", 1), index
+        self.assertNotIn("python_ms", before["backends"]["torchscript"])  # not timed last run
+        p, index = run_tool(["tiny", "hangs", "--time-only", "--warmup", "1", "--steps", "2"],
+                            out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([l for l in p.stdout.splitlines() if l.startswith("hangs")],
+                         ["hangs b1: skipped: no manifest.json"])
+        self.assertRegex(p.stdout, r"tiny b1: eager \S+ ms; aoti \S+ ms; torchscript \S+ ms; "
+                         r"torch.compile \S+ ms \(compile [0-9.]+ s; rel. error \S+\); "
+                         r"inputs reproduced; ")
+        self.assertIn("compile --time-only: 1 model(s) timed, 1 skipped", p.stderr)
+        m = manifest(out, "tiny", 1)
+        python = ("python_eager_ms", "python_inputs_match", "python_compile")
+        self.assertIs(m["python_inputs_match"], True)
+        self.assertEqual(len(m["python_eager_ms"]), 2)
+        self.assertEqual((m["python_compile"]["status"], len(m["python_compile"]["ms"])),
+                         ("ok", 2))
+        self.assertLess(m["python_compile"]["max_rel_error"], 1e-4)
+        for b in ("aoti", "torchscript"):
+            self.assertEqual(len(m["backends"][b]["python_ms"]), 2)
+            m["backends"][b].pop("python_ms")
+            before["backends"][b].pop("python_ms", None)
+        self.assertEqual({k: v for k, v in m.items() if k not in python},
+                         {k: v for k, v in before.items() if k not in python})
+        self.assertEqual(m["backends"]["aoti"]["compile_seconds"],
+                         before["backends"]["aoti"]["compile_seconds"])
+        self.assertEqual({f: os.stat(os.path.join(directory, f)).st_mtime_ns
+                          for f in kept_files}, mtimes)
+        self.assertTrue(os.path.exists(os.path.join(directory, "time.log")))
+        self.assertEqual(index["made_with"], index_before["made_with"])
+        self.assertIn("tools/tb compile tiny hangs --time-only", index["python_times_made_with"])
+        self.assertEqual(index["entries"], index_before["entries"])  # tiny's say python_times
+        self.assertTrue(entries(index)[("tiny", 1, "aoti")]["python_times"])
+        # Made at another thread count: skipped, nothing run.
+        p, _ = run_tool(["tiny", "--time-only", "--threads", "2"], out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "tiny b1: skipped: made with threads 1, this run's is 2\n")
+        self.assertEqual(manifest(out, "tiny", 1)["python_eager_ms"], m["python_eager_ms"])
 
     def test_hang_and_crash(self):
         out = os.path.join(self.tmp.name, "isolated")
