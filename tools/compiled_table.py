@@ -5,6 +5,7 @@ times beside the Python times tools/tb compile measured.
     tools/tb compiled-table DIR [MODEL...] [--threads N] [--rounds 3]
         [--repetitions 1] [--min-time 1] [--instance-timeout 1800]
         [--binary PROGRAM] [--runs RUNS] [-o OUT.json] [--markdown OUT.md]
+    tools/tb compiled-table [DIR] --render OUT.json [-o OUT.json] [--markdown OUT.md]
 
 DIR is what `tools/tb compile -o DIR` made: DIR/index.json and, per model and
 batch, DIR/<model>/batch_size_<N>/manifest.json beside its packages. Every
@@ -48,9 +49,18 @@ DIR/causes.json ({"<model>" or "<instance>": "text"}, optional, written by
 hand). The JSON (-o) and the Markdown (--markdown, the command and the date in
 its head) are rewritten after every round.
 
-Exit status: 0 measured (failures are results); 2 bad input (no or an
-unreadable index, a model it lacks, --threads other than the packages', a
-program missing or that cannot list its models, a malformed causes.json).
+--render OUT.json measures nothing and calls no program: it rewrites the JSON
+(-o, default OUT.json itself) and the Markdown (--markdown) from an earlier
+run's JSON. The C++ times stay as measured (every repetition is in it); the
+Python figures, the backends' statuses and causes.json are read again from
+DIR as it is now (DIR: the one the JSON records, else the one given), so
+Python times `tools/tb compile --time-only` filled in after the measurement
+appear. The head keeps the measuring command and date and adds the render's.
+
+Exit status: 0 measured or rendered (failures are results); 2 bad input (no
+or an unreadable index, a model it lacks, --threads other than the packages',
+a program missing or that cannot list its models, a malformed causes.json;
+with --render: an unreadable table, a MODEL or a measuring option, no DIR).
 """
 
 import argparse
@@ -150,14 +160,52 @@ def compiled_state(entry):
     return out
 
 
-def instances_of(directory, index, models):
-    """One record per (model, batch) of the index (only `models` when
-    given), with what its manifest says; InputError for a model the index
-    lacks."""
+def index_groups(index):
+    """{(model, batch): [the index's entries]}."""
     grouped = {}
     for e in index["entries"]:
         if isinstance(e, dict) and e.get("model") and isinstance(e.get("batch_size"), int):
             grouped.setdefault((e["model"], e["batch_size"]), []).append(e)
+    return grouped
+
+
+def package_fields(directory, index, path, entries):
+    """What DIR/`path`/manifest.json says now, as a record's fields (the
+    index's `entries` of its model and batch stand in for a manifest without
+    backends): reference, compiled_forward, threads, compiled, python and,
+    when it cannot be read, manifest_problem."""
+    try:
+        manifest = read_json(os.path.join(directory, path, "manifest.json"), "manifest")
+        if not isinstance(manifest, dict):
+            raise InputError("not an object")
+        problem = None
+    except InputError as e:
+        manifest, problem = {}, str(e)
+    backends = manifest.get("backends") or {e.get("backend"): e for e in entries}
+    reference = manifest.get("reference")
+    forward = manifest.get("compiled_forward") or (
+        "reference_forward" if str(reference).startswith("pip:") else "get_module")
+    compile_entry = manifest.get("python_compile")
+    out = {
+        "reference": reference, "compiled_forward": forward,
+        "threads": manifest.get("threads", index.get("threads")),
+        "compiled": {b: compiled_state(backends.get(b)) for b in COMPILED},
+        "python": {
+            "eager_ms": manifest.get("python_eager_ms"),
+            "aoti_ms": (backends.get("aoti") or {}).get("python_ms"),
+            "torchscript_ms": (backends.get("torchscript") or {}).get("python_ms"),
+            "compile_ms": (compile_entry or {}).get("ms"),
+            "compile": compiled_state(compile_entry) if compile_entry else None}}
+    if problem:
+        out["manifest_problem"] = problem
+    return out
+
+
+def instances_of(directory, index, models):
+    """One record per (model, batch) of the index (only `models` when
+    given), with what its manifest says; InputError for a model the index
+    lacks."""
+    grouped = index_groups(index)
     known = {m for m, _ in grouped}
     unknown = [m for m in models if m not in known]
     if unknown:
@@ -168,33 +216,10 @@ def instances_of(directory, index, models):
         if models and model not in models:
             continue
         path = entries[0].get("path") or f"{model}/batch_size_{batch}"
-        try:
-            manifest = read_json(os.path.join(directory, path, "manifest.json"), "manifest")
-            if not isinstance(manifest, dict):
-                raise InputError("not an object")
-            problem = None
-        except InputError as e:
-            manifest, problem = {}, str(e)
-        backends = manifest.get("backends") or {e.get("backend"): e for e in entries}
-        reference = manifest.get("reference")
-        forward = manifest.get("compiled_forward") or (
-            "reference_forward" if str(reference).startswith("pip:") else "get_module")
-        compile_entry = manifest.get("python_compile")
-        record = {
-            "model": model, "batch_size": batch, "name": f"{model}/Eval/batch_size:{batch}",
-            "path": path, "reference": reference, "compiled_forward": forward,
-            "threads": manifest.get("threads", index.get("threads")),
-            "compiled": {b: compiled_state(backends.get(b)) for b in COMPILED},
-            "python": {
-                "eager_ms": manifest.get("python_eager_ms"),
-                "aoti_ms": (backends.get("aoti") or {}).get("python_ms"),
-                "torchscript_ms": (backends.get("torchscript") or {}).get("python_ms"),
-                "compile_ms": (compile_entry or {}).get("ms"),
-                "compile": compiled_state(compile_entry) if compile_entry else None},
-            "runs": {b: {"rounds": []} for b in BACKENDS}}
-        if problem:
-            record["manifest_problem"] = problem
-        out.append(record)
+        out.append({"model": model, "batch_size": batch,
+                    "name": f"{model}/Eval/batch_size:{batch}", "path": path,
+                    **package_fields(directory, index, path, entries),
+                    "runs": {b: {"rounds": []} for b in BACKENDS}})
     return out
 
 
@@ -542,9 +567,15 @@ def markdown(doc):
               if ctx["rounds_done"] < ctx["rounds"] else f"{ctx['rounds']} rounds")
     orders = "; ".join(", ".join(NAMES[b].removeprefix("C++ ") for b in order_of(i))
                        for i in range(min(ctx["rounds"], len(BACKENDS))))
+    rendered = ctx.get("rendered")
+    retimed = ctx.get("python_times_made_with")
     out = [f"# C++ eager, AOTInductor and TorchScript beside Python (CPU, "
            f"{ctx['threads']} thread(s))", "",
            f"Generated {ctx['date']} by `{ctx['command']}`", "",
+           *([f"Re-rendered {rendered['date']} by `{rendered['command']}` from that run's "
+              "JSON, nothing measured again: the C++ times are those measured then; the "
+              "Python figures, the packages' statuses and DIR/causes.json are read from DIR "
+              "as they are now.", ""] if rendered else []),
            f"Machine: {ctx['cpu']}; {ctx['cores']} cores; {ctx.get('cpu_flags') or '?'}. "
            f"LibTorch {ctx.get('libtorch_version') or '?'} (the program); the packages made by "
            f"torch {ctx.get('torch_version') or '?'} with `{ctx.get('made_with') or '?'}` "
@@ -555,9 +586,13 @@ def markdown(doc):
            f"{ctx['repetitions']} repetition(s) of at least {ctx['min_time']:g} s after the "
            "program's warm-up; a figure is the median over rounds of each round's median "
            "repetition. Python (eager, the AOTI package from Python, torch.compile with "
-           "inductor and freezing): from the manifests, measured by `tools/tb compile "
-           "--time-python` in its worker back to back with compiling (the median of its "
-           "one-step samples), not interleaved with these rounds. "
+           "inductor and freezing): from the manifests"
+           + (" as they are now" if rendered else "") + ", measured by `tools/tb compile "
+           "--time-python` in its worker back to back with compiling"
+           + (f" or, for the packages re-timed since, by `{retimed}` "
+              f"({ctx.get('python_times_date') or '?'}) on the packages already compiled"
+              if retimed else "") +
+           " (the median of its one-step samples), not interleaved with these rounds. "
            "×: speed-up over C++ eager (C++ eager ms / that ms; above 1: faster than the port). "
            "AOTI vs Py eager: Python eager ms / C++ AOTI ms (the same forward). "
            "Compile s: AOTI export + compile / TorchScript trace + freeze / torch.compile's "
@@ -614,7 +649,9 @@ def markdown(doc):
 # --- the command line ---------------------------------------------------------------------
 
 VALUE_OPTIONS = {"--threads", "--rounds", "--repetitions", "--min-time", "--instance-timeout",
-                 "--binary", "--runs", "-o", "--output", "--markdown"}
+                 "--binary", "--runs", "-o", "--output", "--markdown", "--render"}
+# The paths versus-python's published_command does not know: {option: placeholder}.
+OWN_PATHS = {"--runs": "RUNS", "--render": "OUT.json"}
 
 
 def published_path(value, placeholder, cwd=None):
@@ -625,34 +662,53 @@ def published_path(value, placeholder, cwd=None):
     return placeholder if published == vp.PATH_OPTIONS["--binary"] else published
 
 
-def published_command(argv, cwd=None):
-    """The command as the table's head records it (versus-python's rule: a
-    path inside the checkout relative to its root, any other its
-    placeholder: DIR, RUNS, PROGRAM, OUT.json, OUT.md)."""
-    argv = list(argv)
-    pending, positional, seen_dir = None, False, False
+def own_paths(argv):
+    """[(position, placeholder, prefix)] of the paths in `argv` that
+    published_command publishes itself: DIR (the first positional), --runs's
+    and --render's values (prefix: "--runs=" where the value shares its
+    word)."""
+    out, pending, positional, seen_dir = [], None, False, False
     for i, a in enumerate(argv):
         if pending:
-            if pending == "--runs":
-                argv[i] = published_path(a, "RUNS", cwd)
+            if pending in OWN_PATHS:
+                out.append((i, OWN_PATHS[pending], ""))
             pending = None
         elif a == "--":
             positional = True
         elif positional or not a.startswith("-"):
             if not seen_dir:  # the first positional: DIR
-                argv[i], seen_dir = published_path(a, "DIR", cwd), True
-        elif a.startswith("--runs="):
-            argv[i] = "--runs=" + published_path(a.partition("=")[2], "RUNS", cwd)
+                out.append((i, "DIR", ""))
+                seen_dir = True
+        elif a.partition("=")[0] in OWN_PATHS and "=" in a:
+            out.append((i, OWN_PATHS[a.partition("=")[0]], a.partition("=")[0] + "="))
         elif a in VALUE_OPTIONS:
             pending = a
+    return out
+
+
+def published_command(argv, cwd=None):
+    """The command as the table's head records it (versus-python's rule: a
+    path inside the checkout relative to its root, any other its
+    placeholder: DIR, RUNS, PROGRAM, OUT.json, OUT.md)."""
+    argv = list(argv)
+    for i, placeholder, prefix in own_paths(argv):
+        argv[i] = prefix + published_path(argv[i][len(prefix):], placeholder, cwd)
     text = vp.published_command(argv, cwd)
     return "tools/tb compiled-table" + text[len("tools/tb versus-python"):]
+
+
+# The options of a measurement, which --render refuses: (dest, flag).
+MEASURING = (("threads", "--threads"), ("rounds", "--rounds"), ("repetitions", "--repetitions"),
+             ("min_time", "--min-time"), ("instance_timeout", "--instance-timeout"),
+             ("binary", "--binary"), ("runs", "--runs"))
 
 
 def parse_args(argv):
     p = errors.ArgumentParser(prog="tools/tb compiled-table", tool=TOOL, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("directory", metavar="DIR", help="the packages: tools/tb compile -o DIR")
+    p.add_argument("directory", nargs="?", metavar="DIR",
+                   help="the packages: tools/tb compile -o DIR (with --render, default: the "
+                   "DIR its JSON records)")
     p.add_argument("models", nargs="*", metavar="MODEL", help="default: every model in the index")
     p.add_argument("--threads", type=int, help="intra-op threads (default and only choice: "
                    "the index's)")
@@ -668,7 +724,21 @@ def parse_args(argv):
                    "(default: OUT.runs/ beside -o, else a temporary folder)")
     p.add_argument("-o", "--output", metavar="OUT.json")
     p.add_argument("--markdown", metavar="OUT.md")
+    p.add_argument("--render", metavar="OUT.json", help="measure nothing: rewrite -o (default: "
+                   "this file) and --markdown from this earlier run's JSON, its C++ times as "
+                   "measured, the Python figures and the statuses from DIR's manifests as they "
+                   "are now")
     args = p.parse_intermixed_args(argv)  # DIR, options and models in any order
+    if args.render is not None:
+        if args.models:
+            p.error(f"--render re-renders the instances {args.render} holds: no MODEL "
+                    f"({' '.join(args.models)})")
+        given = [flag for dest, flag in MEASURING if getattr(args, dest) != p.get_default(dest)]
+        if given:
+            p.error(f"--render measures nothing: {', '.join(given)} do(es) not apply")
+        return args
+    if args.directory is None:
+        p.error("DIR is required (the packages: tools/tb compile -o DIR), or --render OUT.json")
     for flag, value in (("--rounds", args.rounds), ("--repetitions", args.repetitions),
                         ("--instance-timeout", args.instance_timeout)):
         if value < 1:
@@ -716,8 +786,83 @@ def document(args, argv, index, records, causes, calls, rounds_done):
         "min_time": args.min_time, "cpu": cpu, "cpu_flags": flags, "cores": os.cpu_count(),
         "libtorch_version": libtorch, "torch_version": index.get("torch_version"),
         "made_with": index.get("made_with"), "made_on": index.get("date"),
-        "index_threads": index.get("threads")},
+        "index_threads": index.get("threads"), "directory": os.path.abspath(args.directory),
+        **python_times(index)},
         "calls": calls, "results": records, "summary": summary(records, causes)}
+
+
+def python_times(index):
+    """The index's record of a `tools/tb compile --time-only` run: the
+    context's python_times_made_with and python_times_date (or nothing)."""
+    return {f"python_times_{k}": index[f"python_times_{k}"] for k in ("made_with", "date")
+            if index.get(f"python_times_{k}")}
+
+
+def recorded_directory(context):
+    """The DIR an earlier run measured: its context's directory, else the
+    first positional of its recorded command (relative to the checkout's
+    root); None where that is the placeholder DIR."""
+    if context.get("directory"):
+        return context["directory"]
+    try:
+        argv = shlex.split(str(context.get("command") or ""))[2:]
+    except ValueError:
+        return None
+    found = next((argv[i] for i, placeholder, _ in own_paths(argv) if placeholder == "DIR"),
+                 None)
+    return None if found in (None, "DIR") else os.path.join(vp.ROOT, found)
+
+
+def read_table(path):
+    doc = read_json(path, "table (tools/tb compiled-table -o OUT.json writes one)")
+    if not (isinstance(doc, dict) and doc.get("tool") == TOOL
+            and isinstance(doc.get("context"), dict) and isinstance(doc.get("results"), list)
+            and all(isinstance(r, dict) and isinstance(r.get("runs"), dict)
+                    and isinstance(r.get("model"), str) and isinstance(r.get("batch_size"), int)
+                    for r in doc["results"])):
+        raise InputError(f"{path}: not a table tools/tb compiled-table wrote")
+    return doc
+
+
+def render(args, argv):
+    """--render: the earlier run's document with its C++ runs as measured and
+    each instance's package fields (Python times, statuses) re-read from DIR's
+    manifests as they are now, the figures and the summary computed again, the
+    render recorded beside the measuring command; InputError on bad input."""
+    doc = read_table(args.render)
+    context = doc["context"]
+    directory = args.directory or recorded_directory(context)
+    if not directory:
+        raise InputError(f"{args.render} does not say which DIR it measured: pass it "
+                         f"(tools/tb compiled-table DIR --render {args.render})")
+    index = read_index(directory)
+    causes = read_causes(directory)
+    grouped = index_groups(index)
+    for r in doc["results"]:
+        path = r.get("path") or f"{r['model']}/batch_size_{r['batch_size']}"
+        r.pop("manifest_problem", None)
+        r.update(package_fields(directory, index, path,
+                                grouped.get((r["model"], r["batch_size"]), [])))
+        r.setdefault("domain", "?")
+        figures(r)
+    for key in ("python_times_made_with", "python_times_date"):
+        context.pop(key, None)
+    context.update(python_times(index))
+    context["rendered"] = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+                           "command": published_command(argv),
+                           "directory": os.path.abspath(directory)}
+    doc["summary"] = summary(doc["results"], causes)
+    return doc
+
+
+def report(doc):
+    """The geometric means and the slow-downs, on stderr."""
+    overall = doc["summary"]["geomeans"]["all"]["speedups"]
+    print(f"{TOOL}: geomean speed-up over C++ eager: " + ", ".join(
+        f"{NAMES[k]} {geomean_cell(overall[k])}" for k, _, _ in SPEEDUPS), file=sys.stderr)
+    for d in doc["summary"]["slowdowns"]:
+        print(f"{TOOL}: slower: {d['instance']} {NAMES[d['comparison']]} "
+              f"{d['speedup']:.2f}×", file=sys.stderr)
 
 
 def write_outputs(args, doc):
@@ -730,6 +875,20 @@ def write_outputs(args, doc):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    if args.render is not None:
+        try:
+            doc = render(args, argv)
+        except InputError as e:
+            print(f"{TOOL}: {e}", file=sys.stderr)
+            return 2
+        args.output = args.output or args.render
+        write_outputs(args, doc)
+        print(f"{TOOL}: {args.render} re-rendered ({len(doc['results'])} instance(s), "
+              f"{doc['context'].get('rounds_done', '?')} round(s) as measured), the Python "
+              f"figures from {doc['context']['rendered']['directory']}'s manifests",
+              file=sys.stderr)
+        report(doc)
+        return 0
     try:
         index, records, causes = prepare(args)
     except InputError as e:
@@ -773,12 +932,7 @@ def main(argv=None):
     finally:
         if temporary:
             temporary.cleanup()
-    overall = doc["summary"]["geomeans"]["all"]["speedups"]
-    print(f"{TOOL}: geomean speed-up over C++ eager: " + ", ".join(
-        f"{NAMES[k]} {geomean_cell(overall[k])}" for k, _, _ in SPEEDUPS), file=sys.stderr)
-    for d in doc["summary"]["slowdowns"]:
-        print(f"{TOOL}: slower: {d['instance']} {NAMES[d['comparison']]} "
-              f"{d['speedup']:.2f}×", file=sys.stderr)
+    report(doc)
     return 0
 
 

@@ -4,7 +4,8 @@ rounds, the speed-ups, their geometric means per domain, the get_module mark,
 the failures grouped by phase and cause, the slow-downs with their hand-written
 cause, the backends' order rotated per round, a program call that crashes; bad
 input (no index, another thread count, an unknown model, no program) is one
-line and exit status 2 before any measurement.
+line and exit status 2 before any measurement; --render re-reads the
+manifests' Python times into an earlier run's table without a program call.
 
 usage: test_compiled_table.py   (unittest; runs tools/compiled_table.py in this interpreter)
 """
@@ -267,6 +268,73 @@ class CompiledTableTest(unittest.TestCase):
         self.assertIn("AOTI not run (compiled at 2 thread(s)", text)
         self.assertEqual(doc["summary"]["counts"]["torchscript"]["not run"], 1)
 
+    def test_render(self):
+        doc, text, rows = self.measure()
+        calls = len(self.calls())
+        # `tools/tb compile --time-only` fills slowpoke's Python times afterwards.
+        path = os.path.join(self.dir, "slowpoke", "batch_size_1", "manifest.json")
+        with open(path) as f:
+            manifest = json.load(f)
+        manifest["python_eager_ms"] = [40.0, 41.0, 39.0]
+        manifest["backends"]["aoti"]["python_ms"] = [15.0]
+        manifest["python_compile"] = {"status": "ok", "compile_seconds": 20.0, "ms": [8.0]}
+        with open(path, "w") as f:
+            json.dump(manifest, f)
+        index = os.path.join(self.dir, "index.json")
+        with open(index) as f:
+            made = json.load(f)
+        with open(index, "w") as f:
+            json.dump({**made, "python_times_made_with": "tools/tb compile --time-only -o DIR",
+                       "python_times_date": "2026-12-07 09:00"}, f)
+        status, err = run_tool("--render", self.out, "--markdown", self.md)
+        self.assertEqual(status, 0, err)
+        self.assertEqual(len(self.calls()), calls)  # no program call
+        with open(self.out) as f:
+            again = json.load(f)
+        with open(self.md) as f:
+            text = f.read()
+        after = {r["model"]: r for r in again["results"]}
+        for model, r in rows.items():
+            self.assertEqual(after[model]["runs"], r["runs"])
+            for backend in compiled_table.BACKENDS:
+                self.assertEqual(after[model]["times_ms"][backend], r["times_ms"][backend])
+        self.assertEqual(after["resnet18"]["times_ms"], rows["resnet18"]["times_ms"])
+        self.assertIsNone(rows["slowpoke"]["times_ms"]["python_eager"])
+        r = after["slowpoke"]
+        self.assertEqual(r["times_ms"]["python_eager"], 40.0)
+        self.assertEqual(r["times_ms"]["python_aoti"], 15.0)
+        self.assertEqual(r["times_ms"]["python_compile"], 8.0)
+        self.assertAlmostEqual(r["speedups"]["python_eager"], 0.25)
+        self.assertAlmostEqual(r["speedups"]["aoti_vs_python_eager"], 2.0)
+        self.assertEqual(r["status"]["python_compile"], {"status": "ok"})
+        self.assertEqual(again["summary"]["counts"]["python_compile"]["ok"], 2)
+        line = next(l for l in text.splitlines() if l.startswith("| slowpoke |"))
+        self.assertIn("| 10.0 | 20.0 (0.50×) | — | 40.0 (0.25×) | 15.0 (0.67×) | "
+                      "8.00 (1.25×) | 2.00× |", line)
+        # The head: the measuring command and date as they were, then the render.
+        ctx = again["context"]
+        self.assertEqual((ctx["date"], ctx["command"]),
+                         (doc["context"]["date"], doc["context"]["command"]))
+        self.assertIn(f"Generated {ctx['date']} by `tools/tb compiled-table DIR --binary "
+                      "tests/analysis/fake_compiled_program.py --rounds 3 --repetitions 2 "
+                      "--min-time 0.1 -o OUT.json --markdown OUT.md`", text)
+        self.assertIn(f"Re-rendered {ctx['rendered']['date']} by `tools/tb compiled-table "
+                      "--render OUT.json --markdown OUT.md`", text)
+        self.assertIn("from the manifests as they are now", text)
+        self.assertIn("by `tools/tb compile --time-only -o DIR` (2026-12-07 09:00)", text)
+        # DIR given, the JSON elsewhere (-o): the same table; the input stays.
+        other = os.path.join(self.tmp.name, "other.json")
+        status, err = run_tool(self.dir, "--render", self.out, "-o", other)
+        self.assertEqual(status, 0, err)
+        with open(other) as f:
+            self.assertEqual(json.load(f)["results"], again["results"])
+        self.assertEqual(len(self.calls()), calls)
+        # An older JSON without "directory": the DIR of its command, from the root.
+        self.assertEqual(compiled_table.recorded_directory(
+            {"command": "tools/tb compiled-table compiled --rounds 2 -o x.json"}),
+            os.path.join(compiled_table.vp.ROOT, "compiled"))
+        self.assertIsNone(compiled_table.recorded_directory({"command": ctx["command"]}))
+
     def test_bad_input(self):
         def refused(*argv, words):
             status, err = run_tool(*argv)
@@ -280,6 +348,18 @@ class CompiledTableTest(unittest.TestCase):
         refused(self.dir, "--binary", os.path.join(self.tmp.name, "nothing"),
                 words="no program at")
         refused(self.dir, "--rounds", "0", words="--rounds must be positive")
+        refused("--binary", FAKE, words="DIR is required")
+        refused("--render", self.out, words="no table")
+        refused("--render", self.out, self.dir, "resnet18", words="no MODEL (resnet18)")
+        refused("--render", self.out, "--rounds", "2", words="--rounds do(es) not apply")
+        with open(self.out, "w") as f:
+            json.dump({"tool": "versus-python"}, f)
+        refused("--render", self.out, words="not a table tools/tb compiled-table wrote")
+        with open(self.out, "w") as f:
+            json.dump({"tool": "compiled-table", "context": {"command": "tools/tb "
+                       "compiled-table DIR"}, "results": []}, f)
+        refused("--render", self.out, words="does not say which DIR it measured")
+        os.unlink(self.out)
         self.assertEqual(self.calls(), [])
         self.assertFalse(os.path.exists(self.out))
 
