@@ -37,8 +37,12 @@ kill or a hang past --timeout, 3600 s, costs that model only) with
   2. aoti: torch.export.export of the wrapper (on --device: a CUDA trace makes
      a CUDA package), non-strict first, then strict
      (with dynamo's capture_scalar_outputs and capture_dynamic_output_shape_ops
-     for data-dependent operators); torch._inductor.aoti_compile_and_package
-     with freezing (what PyTorch's own CPU inference benchmarks use) into
+     for data-dependent operators), then torch.export.draft_export, which
+     decides each data-dependent guard on these inputs' values (a runtime
+     assert in the package checks it: the package holds this input's path,
+     as a trace does); torch._inductor.aoti_compile_and_package
+     with freezing (what PyTorch's own CPU inference benchmarks use; where
+     freezing's weight prepacking fails, again without it, and why) into
      aoti.pt2; loaded back with aoti_load_package (AOTI_RUNTIME_CHECK_INPUTS=1)
      and run against eager.
   3. torchscript: torch.jit.trace of the wrapper (check_trace=False,
@@ -341,7 +345,8 @@ def seconds_since(start):
 
 
 def compile_aoti(wrapper, inputs, outputs, directory, entry, note, timing):
-    """aoti: export (non-strict, then strict), compile and package, load,
+    """aoti: export (non-strict, then strict, then draft), compile and
+    package (with freezing, else without), load,
     run against eager; fills `entry`."""
     import torch
 
@@ -358,18 +363,45 @@ def compile_aoti(wrapper, inputs, outputs, directory, entry, note, timing):
             try:
                 with torch._dynamo.config.patch(**STRICT_DYNAMO_CONFIGS):
                     exported = torch.export.export(wrapper, tuple(clones(inputs)), strict=True)
+                entry.update(export="strict", dynamo_configs=dict(STRICT_DYNAMO_CONFIGS),
+                             non_strict_reason=non_strict)
             except Exception as strict:
                 traceback.print_exc()
-                raise Failed("export", f"non-strict: {non_strict}"[:300],
-                             strict_reason=errors.reason(strict)) from strict
-            entry.update(export="strict", dynamo_configs=dict(STRICT_DYNAMO_CONFIGS),
-                         non_strict_reason=non_strict)
+                strict_reason = errors.reason(strict)
+                # Last, draft_export: each data-dependent guard (a count of
+                # boxes above a threshold, a branch on a value) is decided by
+                # these inputs' real values and checked by a runtime assert
+                # in the package, which then holds this input's path only, as
+                # a trace does; the program feeds it these inputs only.
+                start = time.perf_counter()
+                try:
+                    exported = torch.export.draft_export(wrapper, tuple(clones(inputs)))
+                except Exception as draft:
+                    traceback.print_exc()
+                    raise Failed("export", f"non-strict: {non_strict}"[:300],
+                                 strict_reason=strict_reason,
+                                 draft_reason=errors.reason(draft)) from draft
+                entry.update(export="draft", non_strict_reason=non_strict,
+                             strict_reason=strict_reason)
         entry["export_seconds"] = seconds_since(start)
     with phase("compile", note):
-        entry["inductor_configs"] = dict(INDUCTOR_CONFIGS)
-        start = time.perf_counter()
-        torch._inductor.aoti_compile_and_package(exported, package_path=str(path),
-                                                 inductor_configs=dict(INDUCTOR_CONFIGS))
+        configs = dict(INDUCTOR_CONFIGS)
+        entry["inductor_configs"] = configs
+        start = time.perf_counter()  # both attempts count
+        try:
+            torch._inductor.aoti_compile_and_package(exported, package_path=str(path),
+                                                     inductor_configs=dict(configs))
+        except Exception as e:
+            if not configs.get("freezing"):
+                raise
+            # Freezing's weight prepacking fails on some graphs (after a
+            # draft export: copy_mkldnn_ between mkldnn and dense layouts):
+            # the package without it, and why.
+            traceback.print_exc()
+            entry["freezing_reason"] = errors.reason(e)
+            configs["freezing"] = False
+            torch._inductor.aoti_compile_and_package(exported, package_path=str(path),
+                                                     inductor_configs=dict(configs))
         entry["compile_seconds"] = seconds_since(start)
     with phase("load", note):
         runner = load_package("aoti", path)

@@ -13,8 +13,11 @@
                   2.0}; returns a dict {"out", "pair": (sum, None), "count": 3,
                   "ids"}: three output tensors once flat
     data_dependent  branches on a tensor's value: export fails (a
-                  data-dependent guard, strict and non-strict), the trace
-                  records one branch
+                  data-dependent guard, strict and non-strict) and
+                  draft_export decides the branch on the input's value;
+                  the trace records one branch too
+    data_pointer  reads a tensor's address in forward: every export fails,
+                  the trace records it as a constant
     needs_grad    takes an SGD step on its own loss inside forward
                   (torch.autograd.grad), as maml's eval fine-tunes: fails
                   under no_grad; eval_in_nograd() is False
@@ -27,7 +30,8 @@ import os
 import sys
 import time
 
-MODELS = ("tiny", "data_dependent", "needs_grad", "broken", "hangs", "crashes")
+MODELS = ("tiny", "data_dependent", "data_pointer", "needs_grad", "broken", "hangs",
+          "crashes")
 
 
 def eval_in_nograd(name):
@@ -71,6 +75,16 @@ def build_on_cpu(name, batch_size):
                 return y * 2
             return y - 1
 
+    class DataPointer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 8)
+
+        def forward(self, x):
+            # A real address: export's fake tensors have none (maml's
+            # failure), dynamo cannot trace it; the trace records a constant.
+            return self.fc(x) * (1 + x.data_ptr() % 1)
+
     class NeedsGrad(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -92,6 +106,8 @@ def build_on_cpu(name, batch_size):
                         "ids": torch.arange(batch_size * 3).view(batch_size, 3), "scale": 2.0}
     if name == "data_dependent":
         return DataDependent(), (torch.randn(batch_size, 8),)
+    if name == "data_pointer":
+        return DataPointer(), (torch.randn(batch_size, 8),)
     if name == "needs_grad":
         return NeedsGrad(), (torch.randn(batch_size, 8),)
     if name == "hangs":

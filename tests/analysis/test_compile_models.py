@@ -18,7 +18,9 @@ cannot be built; hangs; crashes).
   module that both load back in this process and reproduce eager's outputs,
   which a fresh build of the stand-in (seed 1337) reproduces too; broken
   fails at build for every backend;
-- data_dependent: export fails (non-strict and strict) with its phase and
+- data_dependent: non-strict and strict export fail, draft_export decides
+  the branch on the input and the package matches eager; data_pointer:
+  every export fails (non-strict, strict, draft) with its phase and
   reason, the trace works, and index.json keeps the models of the earlier run;
   needs_grad (beside it, --jobs 2): built, run and compiled with autograd on
   ("grad": true; tiny's false), both packages reproducing eager's outputs
@@ -296,19 +298,31 @@ class Driver(unittest.TestCase):
         # A model that cannot be exported: its phase and reason; the trace works;
         # the earlier models stay in the index. min_eval_batch_size 2: batch 2.
         # Beside it, a model whose eval needs autograd.
-        p, index = run_tool(["data_dependent", "needs_grad", "--batch-size", "1", "--jobs",
-                             "2"], out)
+        p, index = run_tool(["data_dependent", "data_pointer", "needs_grad", "--batch-size",
+                             "1", "--jobs", "2"], out)
         self.assertEqual(p.returncode, 0, p.stderr)
         got = entries(index)
-        self.assertEqual(len(got), 8)
-        failed = got[("data_dependent", 2, "aoti")]
-        self.assertEqual((failed["status"], failed["phase"]), ("failed", "export"))
-        self.assertIn("non-strict: GuardOnDataDependentSymNode", failed["reason"])
-        self.assertEqual(got[("data_dependent", 2, "torchscript")]["status"], "ok")
+        self.assertEqual(len(got), 10)
+        # A data-dependent guard: non-strict and strict export fail, the draft
+        # export decides it on these inputs and the package reproduces eager.
         d = manifest(out, "data_dependent", 2)
-        self.assertIn("strict_reason", d["backends"]["aoti"])
+        drafted = d["backends"]["aoti"]
+        self.assertEqual((drafted["status"], drafted["export"]), ("ok", "draft"), drafted)
+        self.assertIn("GuardOnDataDependentSymNode", drafted["non_strict_reason"])
+        self.assertIn("strict_reason", drafted)
+        self.assertLess(drafted["max_rel_error"], 1e-4)
+        self.assertEqual(got[("data_dependent", 2, "torchscript")]["status"], "ok")
         self.assertNotIn("python_compile", d)
-        self.assertFalse(os.path.exists(os.path.join(out, "data_dependent", "batch_size_2",
+        # An address read in forward: every export fails, with its phase and reasons; no
+        # package is left; the trace works.
+        failed = got[("data_pointer", 1, "aoti")]
+        self.assertEqual((failed["status"], failed["phase"]), ("failed", "export"))
+        self.assertIn("non-strict:", failed["reason"])
+        n = manifest(out, "data_pointer", 1)
+        self.assertIn("strict_reason", n["backends"]["aoti"])
+        self.assertIn("draft_reason", n["backends"]["aoti"])
+        self.assertEqual(got[("data_pointer", 1, "torchscript")]["status"], "ok")
+        self.assertFalse(os.path.exists(os.path.join(out, "data_pointer", "batch_size_1",
                                                      "aoti.pt2")))
 
         # needs_grad: under no_grad its build would fail (autograd.grad in
@@ -342,7 +356,7 @@ class Driver(unittest.TestCase):
         self.assertEqual(m["backends"]["torchscript"]["status"], "ok")
         self.assertEqual(m["python_eager_ms"], before_eager)  # kept: not timed this time
         self.assertTrue(os.path.exists(os.path.join(directory, "aoti.pt2")))
-        self.assertEqual(len(index["entries"]), 8)
+        self.assertEqual(len(index["entries"]), 10)
         self.assertNotIn("--time-python", index["made_with"])
 
         # --time-only on the packages there, not compiled again: the Python
