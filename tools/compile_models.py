@@ -238,8 +238,14 @@ def flat_module(module, args, kwargs):
 
 
 def clones(tensors):
-    """Contiguous detached copies (a step may write into its inputs)."""
-    return [t.detach().contiguous().clone() for t in tensors]
+    """Detached copies in the canonical contiguous layout (a step may write
+    into its inputs): contiguous() keeps a size-1 dimension's odd stride,
+    which an export records and the program's inputs, read back from
+    safetensors, do not have (AOTInductor's check: "unmatched stride value
+    at 0")."""
+    import torch
+
+    return [t.detach().clone(memory_format=torch.contiguous_format) for t in tensors]
 
 
 def describe(tensors):
@@ -607,6 +613,11 @@ def worker(spec):
             wrapper, inputs = flat_module(module, args, kwargs)
             inputs = clones(inputs)  # the stored inputs, before any step writes into them
             outputs = [t.detach() for t in wrapper(*clones(inputs))]
+            if not outputs:
+                # drq's actor returns a torch.distributions object, doctr's
+                # predictors Python values: nothing to time or check.
+                raise RuntimeError("its forward returns no tensor (none among its "
+                                   "outputs once flattened)")
             # Once more on the same inputs: a forward that draws random
             # numbers (hf_Reformer's LSH rotations) differs from itself, and
             # its packages' outputs cannot be held to a bound (the program
