@@ -22,6 +22,7 @@
 #include "json.h"
 #include "torchbench/checks.h"
 #include "torchbench/instance.h"
+#include "torchbench/vision_ops.h"
 #include "torchbench/weights.h"
 
 namespace torchbench {
@@ -310,7 +311,7 @@ class AotiRunner final : public CompiledModel::Runner {
 class TorchScriptRunner final : public CompiledModel::Runner {
  public:
   TorchScriptRunner(const std::string& path, const c10::Device& device)
-      : module_(torch::jit::load(path, device)) {
+      : module_(Load(path, device)) {
     module_.eval();
   }
   std::vector<torch::Tensor> Run(
@@ -322,6 +323,16 @@ class TorchScriptRunner final : public CompiledModel::Runner {
   }
 
  private:
+  // A trace of a detection model calls torchvision::nms and roi_align, which
+  // resolve only once torchvision's operators are registered: loaded first
+  // when the library is there (where it is not, the trace of a model
+  // without them loads as before, and one with them names the missing op).
+  static torch::jit::Module Load(const std::string& path,
+                                 const c10::Device& device) {
+    (void)vision_ops::Load();
+    return torch::jit::load(path, device);
+  }
+
   torch::jit::Module module_;
 };
 
