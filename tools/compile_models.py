@@ -1117,9 +1117,7 @@ def parse_args(argv):
     args = p.parse_args(argv)
     if args.worker:
         return args
-    if args.batch_size != "default" and not (args.batch_size.isdigit()
-                                             and int(args.batch_size) > 0):
-        p.error(f"--batch-size must be a positive integer or 'default', not {args.batch_size}")
+    p.check_batch_size(args.batch_size)
     for flag, value in (("--threads", args.threads), ("--timeout", args.timeout),
                         ("--jobs", args.jobs), ("--steps", args.steps)):
         if value < 1:

@@ -29,6 +29,12 @@ class ArgumentParser(argparse.ArgumentParser):
             self.print_usage(sys.stderr)
         self.exit(self.status, f"{self.tool}: {message}\n")
 
+    def check_batch_size(self, text):
+        """--batch-size as versus-python, flops-check and compile take it: a
+        positive integer or `default` (each model's own); else a usage error."""
+        if text != "default" and not (text.isdigit() and int(text) > 0):
+            self.error(f"--batch-size must be a positive integer or 'default', not {text}")
+
 
 def last_line(text, default=""):
     """The last non-blank line of a child's stderr: where a program, a
