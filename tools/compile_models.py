@@ -197,6 +197,19 @@ def build_module(spec):
     return module, args, kwargs, grad
 
 
+def eager_module(spec, device):
+    """build_module(spec) as compiling and timing both build it: under
+    no_grad, and on CUDA with cuDNN's algorithm choice as TorchBench's
+    metadata sets it for the model's Eval (and as the program sets it around
+    the package)."""
+    import torch
+
+    if device == "cuda" and not spec.get("stand_in"):
+        vp.apply_cudnn_flags(spec["model"], "Eval")
+    with torch.no_grad():
+        return build_module(spec)
+
+
 def load_stand_in(path):
     """The test-only stand-in (--stand-in FILE): a Python file whose
     build(name, batch_size, device) returns (module, example_inputs) as
@@ -599,12 +612,7 @@ def worker(spec):
             (directory / name).unlink()
     save()
     try:
-        if device == "cuda" and not spec.get("stand_in"):
-            # cuDNN's algorithm choice as TorchBench's metadata sets it for
-            # the model's Eval, and as the program sets it around the package.
-            vp.apply_cudnn_flags(spec["model"], "Eval")
-        with torch.no_grad():
-            module, args, kwargs, grad = build_module(spec)
+        module, args, kwargs, grad = eager_module(spec, device)
         manifest["grad"] = grad
         if device == "cuda":
             manifest["cudnn"] = {"benchmark": torch.backends.cudnn.benchmark,
@@ -762,10 +770,7 @@ def time_worker(spec):
 
     save()
     try:
-        if device == "cuda" and not spec.get("stand_in"):
-            vp.apply_cudnn_flags(spec["model"], "Eval")
-        with torch.no_grad():
-            module, args, kwargs, grad = build_module(spec)
+        module, args, kwargs, grad = eager_module(spec, device)
         with autograd(grad):
             wrapper, built = flat_module(module, args, kwargs)
             built = clones(built)
