@@ -110,6 +110,13 @@ const std::string* ModelSpec::UnsupportedReason(
       return &limit.reason;
     }
   }
+  static const std::string kNoEnableAmp =
+      "TorchBench runs amp Train on CUDA only for models with their own "
+      "enable_amp(), and this one has none";
+  if (device.is_cuda() && mode == Mode::kTrain && !enable_amp &&
+      AutocastDtype(precision).has_value()) {
+    return &kNoEnableAmp;
+  }
   return nullptr;
 }
 

@@ -29,17 +29,19 @@
 namespace torchbench {
 
 // HuggingFaceModel (util/framework/huggingface): DEFAULT_EVAL_CUDA_PRECISION
-// = "fp16"; task "language modeling" unless the model says otherwise.
+// = "fp16", enable_amp(); task "language modeling" unless the model says otherwise.
 inline ModelSpec HuggingFaceSpec(ModelSpec spec) {
   spec.domain = "nlp";
   if (spec.task.empty()) spec.task = "language modeling";
   spec.default_cuda_eval_precision = Precision::kFp16;
+  spec.enable_amp = true;
   return spec;
 }
 
 namespace families_internal {
 // Image classifiers of torchvision and timm: 4-D image inputs (channels-last
-// applies), a pip reference named after the model, ImageNet-sized inputs.
+// applies), a pip reference named after the model, ImageNet-sized inputs;
+// both base classes have enable_amp().
 inline ModelSpec ImageClassifierSpec(ModelSpec spec, const std::string& package,
                                      const std::string& architecture) {
   spec.domain = "vision";
@@ -47,6 +49,7 @@ inline ModelSpec ImageClassifierSpec(ModelSpec spec, const std::string& package,
   if (spec.reference.empty()) spec.reference = package + " " + architecture;
   spec.supports_channels_last = true;
   spec.default_cuda_eval_precision = Precision::kFp16;
+  spec.enable_amp = true;
   // Both factories set torch.backends.cudnn.benchmark = True.
   spec.train_cudnn.benchmark = true;
   spec.eval_cudnn.benchmark = true;

@@ -377,6 +377,7 @@ TORCHBENCH_REGISTER_MODEL(
          // a new torch.cuda.amp.GradScaler on every train() call.
          .train_cudnn = {.deterministic = true},
          .eval_cudnn = {.deterministic = true},
+         .enable_amp = true,
          .amp_grad_scaler = AmpGradScaler::kPerStep,
          .checks = {.golden_file = "pytorch_unet.golden"}}),
     MakeModel<PytorchUnet>());

@@ -329,6 +329,7 @@ TORCHBENCH_REGISTER_MODEL(
          // metadata.yaml: cudnn.benchmark in Train only; enable_amp() adds timm's
          // NativeScaler.
          .train_cudnn = {.benchmark = true},
+         .enable_amp = true,
          .amp_grad_scaler = AmpGradScaler::kKept,
          .checks = {.golden_file = "timm_efficientdet.golden",
                     .eval_changes_state =

@@ -265,6 +265,14 @@ struct ModelSpec {
   CudnnFlags train_cudnn;
   CudnnFlags eval_cudnn;
 
+  // Whether TorchBench's model has its own enable_amp() (its family's base
+  // class, or the model itself): TorchBench runs amp Train on CUDA only
+  // then (util/extra_args.py's check_precision; no model is a staged train
+  // test), so the harness skips amp_fp16 and amp_bf16 Train on CUDA for the
+  // others, with a note. The CPU runs every amp precision as an extension
+  // (TorchBench has no amp on the CPU).
+  bool enable_amp = false;
+
   // Whether and how amp_fp16 Train scales the loss (AmpGradScaler).
   AmpGradScaler amp_grad_scaler = AmpGradScaler::kNone;
 
