@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "instance_internal.h"
+#include "memory_internal.h"
 #include "program/compiled_model.h"
 #include "program/filters.h"
 #include "program/flop_counter.h"
@@ -42,13 +43,13 @@ std::string Describe(const std::exception& e) {
   return e.what();
 }
 
-const char* Bool(bool b) { return b ? "true" : "false"; }
-
 // What ran, for the result's label: the resolved precision and, when not
 // eager, the backend; for Train, the optimizer path(s) the step took and,
-// under amp_fp16, whether a GradScaler ran; on CUDA, the model's cuDNN
-// flags.
-std::string Label(const Instance& instance, Backend backend) {
+// under amp_fp16, whether a GradScaler ran; on CUDA, the TF32 and cuDNN
+// flags `in_force`, read back from PyTorch after the timed steps (what the
+// steps ran under, whoever set it).
+std::string Label(const Instance& instance, Backend backend,
+                  const BackendFlags& in_force) {
   const ModelConfig& config = instance.config();
   std::string label =
       absl::StrCat("precision:", PrecisionName(config.precision));
@@ -64,9 +65,7 @@ std::string Label(const Instance& instance, Backend backend) {
     }
   }
   if (config.device.is_cuda()) {
-    const BackendFlags& flags = instance.backend_flags();
-    absl::StrAppend(&label, " cudnn_benchmark:", Bool(flags.cudnn_benchmark),
-                    " cudnn_deterministic:", Bool(flags.cudnn_deterministic));
+    absl::StrAppend(&label, " ", BackendFlagsText(in_force));
   }
   return label;
 }
@@ -217,10 +216,18 @@ void Fail(benchmark::State& st, RunState* state, const std::string& message) {
   st.SkipWithError(message.c_str());
 }
 
+// The timed loop's memory figures; -1 where unknown.
+struct PeakMemory {
+  int64_t allocated = -1;    // peak_mem: tensors' bytes.
+  int64_t reserved = -1;     // peak_mem_reserved: the caching allocator's.
+  int64_t device_used = -1;  // device_memory_used: NVML's, device-wide.
+  int64_t host_rss = -1;     // peak_host_rss.
+};
+
 void SetCounters(benchmark::State& st, const Instance& instance,
                  Backend backend, const Prepared& prepared,
-                 double device_seconds, double wall_seconds, int64_t peak,
-                 int64_t rss) {
+                 double device_seconds, double wall_seconds,
+                 const PeakMemory& memory) {
   const auto iterations = static_cast<double>(st.iterations());
   const double samples =
       iterations * static_cast<double>(instance.config().batch_size);
@@ -235,8 +242,15 @@ void SetCounters(benchmark::State& st, const Instance& instance,
                               benchmark::Counter::kDefaults,
                               benchmark::Counter::OneK::kIs1024);
   };
-  if (peak >= 0) st.counters["peak_mem"] = bytes(peak);
-  if (rss >= 0) st.counters["peak_host_rss"] = bytes(rss);
+  if (memory.allocated >= 0) st.counters["peak_mem"] = bytes(memory.allocated);
+  if (memory.reserved >= 0) {
+    st.counters["peak_mem_reserved"] = bytes(memory.reserved);
+  }
+  if (memory.device_used >= 0) {
+    st.counters["device_memory_used"] = bytes(memory.device_used);
+  }
+  if (memory.host_rss >= 0)
+    st.counters["peak_host_rss"] = bytes(memory.host_rss);
   // A package holds its weights as constants the program cannot count: the
   // port's count, which its tests prove equal to the reference's.
   st.counters["params"] = benchmark::Counter(static_cast<double>(
@@ -312,10 +326,17 @@ void MeasureSteps(benchmark::State& st, const PlannedInstance& p,
   last = torch::Tensor();
   if (st.iterations() == 0) return;
   // The timed loop's peaks, read before a profiling pass can raise them.
+  // NVML's device-wide figure is read once, now: the caching allocator
+  // keeps what it reserved while steps run, so it is the loop's peak but for
+  // memory that bypasses the allocator and is freed within a step.
+  const PeakMemory memory = {.allocated = PeakMemoryBytes(device),
+                             .reserved = PeakReservedMemoryBytes(device),
+                             .device_used = DeviceMemoryUsedBytes(device),
+                             .host_rss = PeakHostRssBytes()};
   const Backend backend = state->options().backend;
   SetCounters(st, *instance, backend, prepared, device_seconds, wall_seconds,
-              PeakMemoryBytes(device), PeakHostRssBytes());
-  st.SetLabel(Label(*instance, backend));
+              memory);
+  st.SetLabel(Label(*instance, backend, CurrentBackendFlags()));
 }
 
 // Keeps what Google Benchmark reports for one instance.

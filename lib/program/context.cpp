@@ -5,7 +5,10 @@
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <torch/version.h>
 
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
+#include "instance_internal.h"
 #include "memory_internal.h"
 #include "torchbench/device.h"
 #include "torchbench/memory.h"
@@ -47,15 +50,31 @@ std::vector<std::pair<std::string, std::string>> RunContext(
                       : "none");
   kv.emplace_back("torchbench_device", device.str());
   kv.emplace_back("device_name", DeviceName(device));
+  // Whether results carry device_memory_used (TorchBench's gpu_peak_mem).
+  if (device.is_cuda()) {
+    kv.emplace_back("nvml", DeviceMemoryUsedStatus());
+    // Which CUDA libraries load (cuDNN, cuBLAS, NCCL) can hang on it; the
+    // GPU check's Python side records the same key.
+    const char* library_path = std::getenv("LD_LIBRARY_PATH");
+    kv.emplace_back("ld_library_path", library_path ? library_path : "");
+  }
   // "default" resolves per model (each result's label names what ran).
   kv.emplace_back("precision", PrecisionName(flags.precision));
   kv.emplace_back("optimizer_path", OptimizerPathName(flags.optimizer));
   kv.emplace_back(
       "optimizer_path_resolved",
       OptimizerPathName(ResolveOptimizerPath(flags.optimizer, device)));
-  const bool tf32 = flags.precision == Precision::kTf32;
-  kv.emplace_back("allow_tf32_cublas", Bool(tf32));
-  kv.emplace_back("allow_tf32_cudnn", Bool(true));
+  // The TF32 flags the requested precision sets, read back from PyTorch
+  // (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, say, turns matmul TF32 on whatever
+  // is set), and the flags this LibTorch starts with.
+  const BackendFlags at_start = CurrentBackendFlags();
+  ApplyBackendFlags({.allow_tf32_matmul = flags.precision == Precision::kTf32,
+                     .allow_tf32_cudnn = true});
+  const BackendFlags in_force = CurrentBackendFlags();
+  ApplyBackendFlags(at_start);
+  kv.emplace_back("allow_tf32_cublas", Bool(in_force.allow_tf32_matmul));
+  kv.emplace_back("allow_tf32_cudnn", Bool(in_force.allow_tf32_cudnn));
+  kv.emplace_back("torch_flags_at_start", BackendFlagsText(at_start));
   kv.emplace_back("cudnn_benchmark", "per_model");
   kv.emplace_back("cudnn_deterministic", "per_model");
   kv.emplace_back("channels_last", Bool(flags.channels_last));

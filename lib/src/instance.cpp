@@ -42,6 +42,14 @@ BackendFlags CurrentBackendFlags() {
           .cudnn_deterministic = ctx.deterministicCuDNN()};
 }
 
+std::string BackendFlagsText(const BackendFlags& flags) {
+  const auto text = [](bool b) { return b ? "true" : "false"; };
+  return absl::StrCat("tf32_matmul:", text(flags.allow_tf32_matmul),
+                      " tf32_cudnn:", text(flags.allow_tf32_cudnn),
+                      " cudnn_benchmark:", text(flags.cudnn_benchmark),
+                      " cudnn_deterministic:", text(flags.cudnn_deterministic));
+}
+
 Instance::Instance(const RegisteredModel& entry, const ModelConfig& config)
     : entry_(&entry),
       config_(config),

@@ -19,6 +19,11 @@ void ApplyBackendFlags(const BackendFlags& flags);
 // Reads them back from LibTorch's global context.
 BackendFlags CurrentBackendFlags();
 
+// "tf32_matmul:false tf32_cudnn:true cudnn_benchmark:true
+// cudnn_deterministic:false": the spelling of labels and of
+// tools/versus_python.py's python_flags.
+std::string BackendFlagsText(const BackendFlags& flags);
+
 // Converts every floating parameter and buffer of `module` to `dtype` in
 // place (tensor identity kept, so optimizers built on them stay valid);
 // integer buffers (BatchNorm's num_batches_tracked) are left alone, as

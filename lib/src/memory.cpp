@@ -5,6 +5,7 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/alignment.h>
 #include <c10/core/impl/alloc_cpu.h>
+#include <dlfcn.h>
 
 #include <atomic>
 #include <cstring>
@@ -12,7 +13,13 @@
 #include <mutex>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "memory_internal.h"
+#include "torchbench_config.h"
+
+#if TORCHBENCH_HAVE_CUDA_RUNTIME
+#include <cuda_runtime_api.h>
+#endif
 
 namespace torchbench {
 namespace {
@@ -62,6 +69,52 @@ class CountingCpuAllocator final : public c10::Allocator {
 
 std::atomic<bool> installed{false};
 
+// The three NVML calls DeviceMemoryUsedBytes makes, through NVML's C ABI as
+// nvml.h declares it. NVML ships with the driver, not with the toolkit or
+// the wheels, so it is loaded when asked for, never linked: the program
+// runs where it is missing, and says so.
+struct NvmlMemory {  // nvmlMemory_t (version 1)
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+using NvmlDevice = void*;
+struct Nvml {
+  int (*by_pci_bus_id)(const char*, NvmlDevice*) = nullptr;
+  int (*memory_info)(NvmlDevice, NvmlMemory*) = nullptr;
+  std::string error;  // Empty when usable.
+};
+
+const Nvml& LoadNvml() {
+  static const Nvml nvml = [] {
+    Nvml n;
+#if TORCHBENCH_HAVE_CUDA_RUNTIME
+    void* library = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+      n.error = absl::StrCat("cannot load libnvidia-ml.so.1 (", dlerror(), ")");
+      return n;
+    }
+    auto* init = reinterpret_cast<int (*)()>(dlsym(library, "nvmlInit_v2"));
+    n.by_pci_bus_id = reinterpret_cast<int (*)(const char*, NvmlDevice*)>(
+        dlsym(library, "nvmlDeviceGetHandleByPciBusId_v2"));
+    n.memory_info = reinterpret_cast<int (*)(NvmlDevice, NvmlMemory*)>(
+        dlsym(library, "nvmlDeviceGetMemoryInfo"));
+    if (init == nullptr || n.by_pci_bus_id == nullptr ||
+        n.memory_info == nullptr) {
+      n.error =
+          "libnvidia-ml.so.1 lacks nvmlInit_v2, "
+          "nvmlDeviceGetHandleByPciBusId_v2 or nvmlDeviceGetMemoryInfo";
+    } else if (const int rc = init(); rc != 0) {
+      n.error = absl::StrCat("nvmlInit_v2 returned NVML error ", rc);
+    }
+#else
+    n.error = "this build has no CUDA code paths";
+#endif
+    return n;
+  }();
+  return nvml;
+}
+
 }  // namespace
 
 void InstallCpuMemoryCounter() {
@@ -98,6 +151,43 @@ int64_t PeakMemoryBytes(c10::Device device) {
   return at::accelerator::getDeviceStats(device.index())
       .allocated_bytes[0]  // StatType::AGGREGATE
       .peak;
+}
+
+int64_t PeakReservedMemoryBytes(c10::Device device) {
+  if (device.is_cpu()) return -1;
+  return at::accelerator::getDeviceStats(device.index())
+      .reserved_bytes[0]  // StatType::AGGREGATE
+      .peak;
+}
+
+std::string DeviceMemoryUsedStatus() {
+  const std::string& error = LoadNvml().error;
+  return error.empty() ? "available" : absl::StrCat("unavailable: ", error);
+}
+
+int64_t DeviceMemoryUsedBytes(c10::Device device) {
+  if (!device.is_cuda()) return -1;
+  const Nvml& nvml = LoadNvml();
+  if (!nvml.error.empty()) return -1;
+#if TORCHBENCH_HAVE_CUDA_RUNTIME
+  // CUDA's device index is not NVML's (CUDA_VISIBLE_DEVICES, and CUDA
+  // orders devices fastest first): the PCI bus id names the same device in
+  // both.
+  char bus_id[32];
+  if (cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), device.index()) !=
+      cudaSuccess) {
+    return -1;
+  }
+  NvmlDevice handle = nullptr;
+  NvmlMemory memory{};
+  if (nvml.by_pci_bus_id(bus_id, &handle) != 0 ||
+      nvml.memory_info(handle, &memory) != 0) {
+    return -1;
+  }
+  return static_cast<int64_t>(memory.used);
+#else
+  return -1;
+#endif
 }
 
 int64_t PeakHostRssBytes() {

@@ -117,6 +117,28 @@ TEST(BackendFlagsTest, EachInstanceRunsUnderItsOwn) {
   ApplyBackendFlags({});
 }
 
+// Labels and the context say what PyTorch holds, whoever set it: flags set
+// straight in LibTorch's global context, not through the harness, are what
+// CurrentBackendFlags reads and BackendFlagsText spells.
+TEST(BackendFlagsTest, ReadBackIsWhatPyTorchHolds) {
+  auto& ctx = at::globalContext();
+  const BackendFlags before = CurrentBackendFlags();
+  ctx.setAllowTF32CuBLAS(true);
+  ctx.setAllowTF32CuDNN(false);
+  ctx.setBenchmarkCuDNN(true);
+  ctx.setDeterministicCuDNN(true);
+  const BackendFlags read = CurrentBackendFlags();
+  EXPECT_TRUE(read.allow_tf32_matmul);
+  EXPECT_FALSE(read.allow_tf32_cudnn);
+  EXPECT_TRUE(read.cudnn_benchmark);
+  EXPECT_TRUE(read.cudnn_deterministic);
+  EXPECT_EQ(BackendFlagsText(read),
+            "tf32_matmul:true tf32_cudnn:false cudnn_benchmark:true "
+            "cudnn_deterministic:true");
+  ApplyBackendFlags(before);
+  EXPECT_EQ(BackendFlagsText(CurrentBackendFlags()), BackendFlagsText(before));
+}
+
 TEST(InstanceTest, Fp16AmpTrainScalesOnlyWhereTheSpecSays) {
   Registry registry;
   ModelSpec scaled = ProbeSpec("scaled");

@@ -37,6 +37,20 @@ TEST(MemoryTest, CountedTensorsBehave) {
   EXPECT_FLOAT_EQ(a.sum().item<float>(), 499500.0f);
 }
 
+// The CPU has no allocator reserve and no NVML; a CUDA device asked for
+// without a GPU or NVML is unknown (-1), and the status says why in one line.
+TEST(MemoryTest, ReserveAndDeviceMemoryAreUnknownWithoutAGpu) {
+  EXPECT_EQ(PeakReservedMemoryBytes(c10::Device(c10::kCPU)), -1);
+  EXPECT_EQ(DeviceMemoryUsedBytes(c10::Device(c10::kCPU)), -1);
+  const std::string status = DeviceMemoryUsedStatus();
+  EXPECT_TRUE(status == "available" || status.rfind("unavailable: ", 0) == 0)
+      << status;
+  EXPECT_EQ(status.find('\n'), std::string::npos) << status;
+  if (!torch::cuda::is_available()) {
+    EXPECT_EQ(DeviceMemoryUsedBytes(c10::Device(c10::kCUDA, 0)), -1);
+  }
+}
+
 TEST(MemoryTest, HostRssIsReported) {
   EXPECT_GT(PeakHostRssBytes(), 0);
   ResetPeakHostRss();  // May be refused; must not throw.
