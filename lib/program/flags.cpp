@@ -323,7 +323,9 @@ constexpr FlagSpec kFlags[] = {
      "(aten_ops_per_step, would_sync_per_step, matmul_conv_share: the "
      "step's share in matrix products, convolutions and attention; on a GPU "
      "busy, active, memcpy and idle shares, kernels_per_step, syncs_per_step, "
-     "memcpy_per_step).",
+     "memcpy_per_step). Several instances run each in a process of its own "
+     "(as --torchbench_isolate=process), so no timed loop follows a "
+     "profiler session.",
      TB_SWITCH("profile", profile)},
     {"profile_steps", "K", "5",
      "Steps in the profiling pass; implies --torchbench_profile.",

@@ -241,6 +241,15 @@ void SetPeaks(const ProgramArgs& args,
   AddPeaksContext(peaks, &plan->context);
 }
 
+// Whether the profiled instances run in children: a profiler session leaves
+// its mark on the process (CUPTI's callbacks stay subscribed on a GPU, and
+// Kineto's threads), so no timed loop may follow one in the same process.
+// Each instance's own profile comes after its timed loop, so one instance
+// needs no child.
+bool ProfilesInChildren(const RunPlan& plan) {
+  return plan.options.profile_steps > 0 && plan.todo.size() > 1;
+}
+
 absl::StatusOr<RunPlan> Plan(const ProgramArgs& args,
                              const std::string& host_malloc) {
   RunPlan plan;
@@ -270,6 +279,13 @@ absl::StatusOr<RunPlan> Plan(const ProgramArgs& args,
   }
   if (plan.options.count_flops && !args.list_tests) {
     SetPeaks(args, journal_peaks, &plan);
+  }
+  if (args.caller_benchmarks && ProfilesInChildren(plan) && !args.list_tests) {
+    return absl::InvalidArgumentError(
+        "--torchbench_profile runs each of several instances in a process of "
+        "its own (no timed loop may follow a profiler session), which only "
+        "the torchbench program starts: select one instance, or run them "
+        "with the torchbench program");
   }
   return plan;
 }
@@ -380,7 +396,8 @@ Chain MakeChain(const ProgramArgs& args, RunPlan* plan, JournalWriter* journal,
 LoopOptions MakeLoopOptions(const ProgramArgs& args, const RunPlan& plan) {
   LoopOptions loop;
   loop.out_path = args.out_path;
-  loop.isolate = args.flags.isolate && !args.child;
+  loop.isolate =
+      (args.flags.isolate || ProfilesInChildren(plan)) && !args.child;
   loop.progress = loop.isolate;
   loop.child.executable = "/proc/self/exe";
   loop.child.timeout_seconds = args.flags.instance_timeout;

@@ -7,7 +7,9 @@ Runs resnet18 and BERT_pytorch, Train and Eval at batch 1, twice with
   aten_ops_per_step equals the --torchbench_count_ops count of the same run;
 - the GPU counters are absent on the CPU (absent, not zero);
 - each instance's Chrome trace is valid JSON holding ProfilerStep# events, and
-  its .profile.json / .profile.txt tables exist.
+  its .profile.json / .profile.txt tables exist;
+- each instance was profiled in a process of its own (the traces' ProfilerStep
+  pids differ), so no instance's timed loop followed a profiler session.
 
 usage: check_profile.py TORCHBENCH_BINARY
 """
@@ -63,6 +65,7 @@ def main():
                     for mode in ("Train", "Eval")}
         if set(a) != expected or set(b) != expected:
             failures.append(f"instances {sorted(a)} / {sorted(b)}, expected {sorted(expected)}")
+        pids = {}
         for name in sorted(expected & set(a) & set(b)):
             for key in ("aten_ops_per_step", "would_sync_per_step"):
                 if key not in a[name]:
@@ -86,12 +89,17 @@ def main():
                      if str(e.get("name", "")).startswith("ProfilerStep#")}
             if len(steps) != STEPS + 1:
                 failures.append(f"{name}: trace ProfilerStep events {sorted(steps)}")
+            pids[name] = {e.get("pid") for e in trace.get("traceEvents", [])
+                          if str(e.get("name", "")).startswith("ProfilerStep#")}
             for ext in (".profile.json", ".profile.txt"):
                 if not os.path.exists(base + ext):
                     failures.append(f"{name}: no {ext}")
             print(f"{name}: aten_ops_per_step {a[name].get('aten_ops_per_step'):g}, "
                   f"would_sync_per_step {a[name].get('would_sync_per_step'):g}, "
                   f"{len(trace.get('traceEvents', []))} trace events")
+        owners = [pid for name in sorted(pids) for pid in pids[name]]
+        if len(owners) != len(pids) or len(set(owners)) != len(owners):
+            failures.append(f"profiles not one process each: ProfilerStep pids {pids}")
     if failures:
         sys.exit("FAIL:\n  " + "\n  ".join(failures))
     print("ok")
