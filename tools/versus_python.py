@@ -955,18 +955,25 @@ on; cudnn.benchmark is True for torchvision/timm models and False for the
 HF ones; `default` is the family's DEFAULT_{TRAIN,EVAL}_CUDA_PRECISION
 (Train fp32, Eval fp16 = model.half()). Each Python step is timed by CUDA
 events around it, then synchronized; after the warm-up steps the
-peak-memory statistics are reset, and torch.cuda.max_memory_allocated()
-after the timed steps stands beside the C++ `peak_mem`. --kernels counts the
-CUDA kernels of a few more steps under torch.profiler (one discarded step
-first, as the program's profiling pass; the C++ side runs with
---torchbench_profile for its kernels_per_step). --cpp-json reads the C++
-side from a run already made (tools/gpu_check.sh) instead of running the
-program; --json writes every figure.
+peak-memory statistics are reset. Right after the timed steps, before
+anything else, NVML's used bytes of the device (torch.cuda.device_memory_used,
+else pynvml; TorchBench's gpu_peak_mem) stand beside the C++
+`device_memory_used`, then torch.cuda.max_memory_allocated() and
+max_memory_reserved() beside `peak_mem` and `peak_mem_reserved`. The flags
+each instance ran under are read back from torch.backends (python_flags,
+spelled as the program's label). --kernels counts the CUDA kernels of a few
+more steps under torch.profiler (one discarded step first, as the program's
+profiling pass; the C++ side runs with --torchbench_profile for its
+kernels_per_step), in a pass after every instance's timed steps: each step
+built again (same seed, flags and warm-up), since no timed loop may follow a
+profiler session in the same process. --cpp-json reads the C++ side from a
+run already made (tools/gpu_check.sh) instead of running the program;
+--json writes every figure.
 """
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "amp_fp16", "amp_bf16", "default")
 EAGER_MODES = ("Train", "Eval")
-CPP_COUNTERS = ("peak_mem", "kernels_per_step", "gpu_busy_pct", "gpu_idle_pct",
-                "syncs_per_step")
+CPP_COUNTERS = ("peak_mem", "peak_mem_reserved", "device_memory_used", "kernels_per_step",
+                "gpu_busy_pct", "gpu_idle_pct", "syncs_per_step")
 
 
 def resolve_precision(precision, mode):
@@ -993,6 +1000,13 @@ def python_step_times(name, mode, batch_size, warmup, steps, seed):
     return times
 
 
+# The flags as the program's label spells them (`name:true|false`), and the
+# record's key of each.
+FLAG_NAMES = (("tf32_matmul", "matmul_allow_tf32"), ("tf32_cudnn", "cudnn_allow_tf32"),
+              ("cudnn_benchmark", "cudnn_benchmark"),
+              ("cudnn_deterministic", "cudnn_deterministic"))
+
+
 class CudaFlags:
     """torch.backends' CUDA math flags, as this process started (PyTorch's
     defaults), put back before each instance."""
@@ -1006,6 +1020,11 @@ class CudaFlags:
                          torch.backends.cudnn.deterministic)
 
     def apply(self, package, precision):
+        """Sets TorchBench's flags for the instance; returns them as read
+        back from torch.backends (what the steps run under, whatever an
+        override in the environment made of what was set), each under its
+        record key and all as `python_flags`, spelled as the program's label
+        so the summary compares the two strings."""
         import torch
 
         (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
@@ -1015,10 +1034,50 @@ class CudaFlags:
             torch.backends.cudnn.allow_tf32 = True
         # TorchVisionModel and TimmModel set it; HuggingFaceModel does not.
         torch.backends.cudnn.benchmark = package in ("torchvision", "timm")
-        return {"matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        read = {"matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
                 "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
                 "cudnn_benchmark": torch.backends.cudnn.benchmark,
                 "cudnn_deterministic": torch.backends.cudnn.deterministic}
+        read["python_flags"] = " ".join(f"{label}:{str(bool(read[key])).lower()}"
+                                        for label, key in FLAG_NAMES)
+        return read
+
+
+def device_memory_reader():
+    """(read, source): a function of no arguments returning NVML's used
+    bytes of the current device (the figure TorchBench's gpu_peak_mem and
+    the program's device_memory_used are) and where it comes from:
+    torch.cuda.device_memory_used where this torch has it and it answers
+    (it needs pynvml itself), else pynvml directly; (None, "unavailable:
+    why") when neither answers. Probed once, before any timed step."""
+    import torch
+
+    why = []
+    if hasattr(torch.cuda, "device_memory_used"):
+        try:
+            torch.cuda.device_memory_used()
+            return torch.cuda.device_memory_used, "torch.cuda.device_memory_used"
+        except Exception as e:  # no pynvml, no driver library
+            why.append(f"torch.cuda.device_memory_used: {errors.one_line(e)}")
+    else:
+        why.append(f"torch {torch.__version__} has no torch.cuda.device_memory_used")
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        # NVML numbers the devices as the driver does, CUDA_VISIBLE_DEVICES aside.
+        nvml_index = getattr(torch.cuda, "_get_nvml_device_index", None)
+        index = nvml_index(None) if nvml_index else torch.cuda.current_device()
+        handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+
+        def read():
+            return pynvml.nvmlDeviceGetMemoryInfo(handle).used
+
+        read()
+        return read, "pynvml"
+    except Exception as e:  # ImportError included
+        why.append(f"pynvml: {errors.one_line(e)}")
+    return None, "unavailable: " + "; ".join(why)
 
 
 def count_kernels(step, kernel_steps):
@@ -1042,24 +1101,44 @@ def count_kernels(step, kernel_steps):
     return sum(1 for e in events if e.get("cat") == "kernel") / kernel_steps
 
 
-def python_cuda_instance(name, mode, batch_size, warmup, steps, seed, precision,
-                         kernel_steps, flags):
-    """One instance on the GPU: CUDA-event step times, peak memory of the
-    timed steps, and (kernel_steps > 0) kernels per step."""
+def release_cuda_memory():
+    """The previous instance's tensors gone and the caching allocator's
+    reserve given back, so each instance's peaks are its own."""
     import gc
 
     import torch
 
     gc.collect()
     torch.cuda.empty_cache()
-    package = REFERENCES[name][0]
+
+
+def warm_cuda_step(name, mode, batch_size, warmup, seed, precision, flags):
+    """(step, resolved precision, flags read back): the instance's step on
+    the GPU, built after TorchBench's flags and the seed are set, after its
+    warm-up steps. The timed pass and the kernel pass build it alike."""
+    import torch
+
+    release_cuda_memory()
     resolved = resolve_precision(precision, mode)
-    applied = flags.apply(package, resolved)
+    applied = flags.apply(REFERENCES[name][0], resolved)
     torch.manual_seed(seed)
     step = build_pip_step(name, mode, batch_size, device="cuda", precision=resolved)
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
+    return step, resolved, applied
+
+
+def python_cuda_instance(name, mode, batch_size, warmup, steps, seed, precision,
+                         flags, memory_used=None):
+    """One instance's timed pass on the GPU: CUDA-event step times, NVML's
+    used bytes right after the timed steps (memory_used, from
+    device_memory_reader; None without it), then the allocator's peaks of
+    the timed steps, and the flags read back."""
+    import torch
+
+    step, resolved, applied = warm_cuda_step(name, mode, batch_size, warmup, seed,
+                                             precision, flags)
     torch.cuda.reset_peak_memory_stats()
     times, walls = [], []
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -1071,18 +1150,40 @@ def python_cuda_instance(name, mode, batch_size, warmup, steps, seed, precision,
         torch.cuda.synchronize()
         walls.append(time.perf_counter() - wall)
         times.append(start.elapsed_time(end) / 1e3)
+    # First, while the allocator still holds the steps' reserve: what the
+    # device has in use (context + reserve + anything else), as the program
+    # reads its device_memory_used.
+    device_used = None
+    if memory_used is not None:
+        try:
+            device_used = memory_used()
+        except Exception:  # NVML went away mid-run: the figure is missing, not the times
+            device_used = None
     result = {"python_precision": resolved,
               "python_median_ms": statistics.median(times) * 1e3,
               "python_step_ms": [t * 1e3 for t in times],
               "python_wall_median_ms": statistics.median(walls) * 1e3,
+              "python_device_memory_used": device_used,
               "python_peak_mem": torch.cuda.max_memory_allocated(),
+              "python_peak_mem_reserved": torch.cuda.max_memory_reserved(),
               **applied}
-    if kernel_steps > 0:
-        result["python_kernels_per_step"] = count_kernels(step, kernel_steps)
     del step
-    gc.collect()
-    torch.cuda.empty_cache()
+    release_cuda_memory()
     return result
+
+
+def python_cuda_kernels(name, mode, batch_size, warmup, seed, precision, kernel_steps,
+                        flags):
+    """One instance's kernels per step (count_kernels), its step built
+    again as the timed pass built it: run after every timed pass, since a
+    torch.profiler session leaves CUPTI's callbacks and the profiler's state
+    in the process, and no timed loop may follow one."""
+    step, _, _ = warm_cuda_step(name, mode, batch_size, warmup, seed, precision, flags)
+    try:
+        return count_kernels(step, kernel_steps)
+    finally:
+        del step
+        release_cuda_memory()
 
 
 def run_cpp_models(binary, names, warmup, steps, seed, device_args, batch_size=None):
@@ -1177,6 +1278,12 @@ def default_batch_sizes(binary, cpp, models):
     return sizes
 
 
+# The timed figures' table (cuda_line); MiB allocated, reserved, in use.
+CUDA_HEADER = (f"{'benchmark':32s} {'prec':>8s} {'C++ ms':>9s} {'Python ms':>10s} "
+               f"{'C++/Py':>7s} {'C++ MiB':>8s} {'Py MiB':>8s} {'C++ res':>8s} "
+               f"{'Py res':>8s} {'C++ dev':>8s} {'Py dev':>8s}")
+
+
 def eager_cuda(args):
     import torch
 
@@ -1207,11 +1314,12 @@ def eager_cuda(args):
     sizes = ({(m, mode): args.batch_size for m in args.models for mode in EAGER_MODES}
              if args.batch_size else default_batch_sizes(args.binary, cpp, args.models))
     flags = CudaFlags()
+    memory_used, memory_source = device_memory_reader()
     print(f"CUDA ({torch.cuda.get_device_name()}), warm-up {args.warmup}, median of "
           f"{args.steps} steps, precision {args.precision}; LibTorch "
-          f"{context.get('libtorch_version', '-')} vs torch {torch.__version__}")
-    print(f"{'benchmark':32s} {'prec':>8s} {'C++ ms':>9s} {'Python ms':>10s} "
-          f"{'C++/Py':>7s} {'C++ MiB':>9s} {'Py MiB':>9s} {'C++ kern':>9s} {'Py kern':>8s}")
+          f"{context.get('libtorch_version', '-')} vs torch {torch.__version__}; "
+          f"device memory used: {memory_source}")
+    print(CUDA_HEADER)
     rows, failed = [], False
     for name in args.models:
         for mode in args.modes:
@@ -1222,12 +1330,14 @@ def eager_cuda(args):
             try:
                 record.update(python_cuda_instance(
                     name, mode, sizes[(name, mode)], args.warmup, args.steps, args.seed,
-                    args.precision, args.kernel_steps if args.kernels else 0, flags))
+                    args.precision, flags, memory_used))
             except Exception as e:  # an OOM or a model error: that instance's
                 failed = True
                 record["python_error"] = errors.one_line(e)
             rows.append(record)
             print(cuda_line(record), flush=True)
+    if args.kernels:
+        failed = kernel_pass(rows, args, flags) or failed
     if args.json:
         files.write_json(args.json, {"context": {
                 "device": "cuda", "device_name": torch.cuda.get_device_name(),
@@ -1235,24 +1345,64 @@ def eager_cuda(args):
                 "cudnn_version": torch.backends.cudnn.version(),
                 "precision": args.precision, "warmup": args.warmup, "steps": args.steps,
                 "seed": args.seed, "kernel_steps": args.kernel_steps if args.kernels else 0,
+                "python_device_memory_source": memory_source,
+                "ld_library_path": os.environ.get("LD_LIBRARY_PATH", ""),
                 "cpp_context": context}, "results": rows}, indent=1)
     return 1 if failed else 0
 
 
+def kernel_pass(rows, args, flags):
+    """Kernels per step of each timed instance (python_kernels_per_step),
+    after every timed loop has run; an instance whose count fails keeps its
+    timings and says why in python_kernels_error. Returns whether one
+    failed."""
+    print(f"kernels per step under torch.profiler ({args.kernel_steps} steps, after "
+          "every timed loop; each step built again):")
+    print(f"{'benchmark':32s} {'C++ kern':>9s} {'Py kern':>8s}")
+    failed = False
+    for record in rows:
+        if "python_error" in record:  # building it again would fail too
+            print(f"{kernels_line(record)}  not counted: its timed pass failed", flush=True)
+            continue
+        try:
+            record["python_kernels_per_step"] = python_cuda_kernels(
+                record["model"], record["mode"], record["batch_size"], args.warmup,
+                args.seed, args.precision, args.kernel_steps, flags)
+        except Exception as e:  # the profiler or the rebuilt step: the count only
+            failed = True
+            record["python_kernels_error"] = errors.one_line(e)
+        print(kernels_line(record), flush=True)
+    return failed
+
+
+def cuda_num(r, key, scale=1.0, fmt="{:.1f}"):
+    return fmt.format(r[key] * scale) if r.get(key) is not None else "-"
+
+
 def cuda_line(r):
-    def num(key, scale=1.0, fmt="{:.1f}"):
-        return fmt.format(r[key] * scale) if r.get(key) is not None else "-"
+    """An instance's timed figures under CUDA_HEADER: times, and MiB
+    allocated (peak), reserved (peak) and in use on the device (NVML)."""
+    def mib(key):
+        return cuda_num(r, key, 2 ** -20, "{:.0f}")
     ratio = (f"{r['cpp_median_ms'] / r['python_median_ms']:.3f}"
              if r.get("cpp_median_ms") and r.get("python_median_ms") else "-")
     text = (f"{r['benchmark']:32s} {r.get('python_precision', r['precision']):>8s} "
-            f"{num('cpp_median_ms', fmt='{:.2f}'):>9s} "
-            f"{num('python_median_ms', fmt='{:.2f}'):>10s} {ratio:>7s} "
-            f"{num('cpp_peak_mem', 2 ** -20, '{:.0f}'):>9s} "
-            f"{num('python_peak_mem', 2 ** -20, '{:.0f}'):>9s} "
-            f"{num('cpp_kernels_per_step'):>9s} {num('python_kernels_per_step'):>8s}")
+            f"{cuda_num(r, 'cpp_median_ms', fmt='{:.2f}'):>9s} "
+            f"{cuda_num(r, 'python_median_ms', fmt='{:.2f}'):>10s} {ratio:>7s} "
+            f"{mib('cpp_peak_mem'):>8s} {mib('python_peak_mem'):>8s} "
+            f"{mib('cpp_peak_mem_reserved'):>8s} {mib('python_peak_mem_reserved'):>8s} "
+            f"{mib('cpp_device_memory_used'):>8s} {mib('python_device_memory_used'):>8s}")
     for side in ("cpp_error", "python_error"):
         if side in r:
             text += f"  {side}: {r[side]}"
+    return text
+
+
+def kernels_line(r):
+    text = (f"{r['benchmark']:32s} {cuda_num(r, 'cpp_kernels_per_step'):>9s} "
+            f"{cuda_num(r, 'python_kernels_per_step'):>8s}")
+    if "python_kernels_error" in r:
+        text += f"  python_kernels_error: {r['python_kernels_error']}"
     return text
 
 
