@@ -24,14 +24,22 @@
 #                                  summary.txt and raw.tar.gz (JSON, logs)
 #   tools/gpu_check.sh --dry-run   the plan: every command and the summary's
 #                                  columns; runs nothing, needs no GPU or deps
+#   tools/gpu_check.sh --rehearse [--python VENV/bin/python]
+#                                  on a machine without a GPU: all of the
+#                                  above as far as it goes there (configure,
+#                                  build, each run stopping at its first need
+#                                  of a GPU with one line), and the summary;
+#                                  exit 0 when the build succeeded
 #
 # Options: --out DIR, --deps DIR (default .gpu_deps), --build-dir DIR (default
 # build-gpu), --repetitions N (default 20), --budget SECONDS (default 480: the
 # whole run; each step has a timeout within it), --jobs N (default: every
 # core), --python PY (default python3: the one with torch).
-# Exit status: 0 every step ran; 1 the build failed, or a run failed, timed
-# out or was skipped for time (the summary names it); 2 a bad argument, or no
-# usable GPU.
+# Exit status: 0 every step ran (a rehearsal: the build succeeded); 1 the
+# build failed, or a run failed, timed out or was skipped for time (the
+# summary names it); 2 a bad argument, or no usable GPU (without --rehearse).
+# The summary (summary.txt) and raw.tar.gz are written in --out whatever
+# happens after the arguments are read.
 set -euo pipefail
 caller=$PWD
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,7 +47,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
 bad() { echo "gpu_check.sh: $*" >&2; exit 2; }
 
-action=run dry=0
+action=run dry=0 rehearse=0
 out=$root/gpu_check_out deps=$root/.gpu_deps build=$root/build-gpu
 repetitions=20 budget=480 jobs=$(nproc 2>/dev/null || echo 4) python=python3
 while [ $# -gt 0 ]; do
@@ -48,7 +56,7 @@ while [ $# -gt 0 ]; do
     --*=*) value=${arg#*=}; arg=${arg%%=*} ;;
   esac
   case "$arg" in
-    --prepare|--dry-run|-h|--help)
+    --prepare|--dry-run|--rehearse|-h|--help)
       [ "$1" = "$arg" ] || bad "$arg takes no value" ;;
     --out|--deps|--build-dir|--repetitions|--budget|--jobs|--python)
       if [ "$1" = "$arg" ]; then
@@ -60,6 +68,7 @@ while [ $# -gt 0 ]; do
   case "$arg" in
     --prepare) action=prepare ;;
     --dry-run) dry=1 ;;
+    --rehearse) rehearse=1 ;;
     -h|--help) usage; exit 0 ;;
     --out) out=$value ;;
     --deps) deps=$value ;;
@@ -77,6 +86,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ "$action" = prepare ] && [ "$dry" = 1 ] && bad "--prepare and --dry-run exclude each other"
+[ "$action" = prepare ] && [ "$rehearse" = 1 ] && bad "--prepare and --rehearse exclude each other"
+[ "$dry" = 1 ] && [ "$rehearse" = 1 ] && bad "--dry-run and --rehearse exclude each other"
 absolute() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$caller" "$1" ;; esac; }
 out=$(absolute "$out") deps=$(absolute "$deps") build=$(absolute "$build")
 
@@ -223,10 +234,17 @@ run_step() {
   case $rc in
     0) log "$name: ok in $((SECONDS - t0)) s" ;;
     124|137) note "$name: timed out after $limit s (raw/$name.log)"; rc=124 ;;
-    1) note "$name: exit 1 after $((SECONDS - t0)) s (raw/$name.log)$([[ $name == cpp_* ]] && echo ': an instance errored, its row says how')" ;;
-    *) note "$name: exit $rc after $((SECONDS - t0)) s (raw/$name.log)" ;;
+    1) note "$name: exit 1 after $((SECONDS - t0)) s (raw/$name.log)$([[ $name == cpp_* ]] && echo ': an instance errored, its row says how' || echo ": $(said "$name")")" ;;
+    *) note "$name: exit $rc after $((SECONDS - t0)) s (raw/$name.log): $(said "$name")" ;;
   esac
   return "$rc"
+}
+# said NAME: the last thing raw/NAME.log said, in one line (a program's
+# one-line refusal, a traceback's exception), for the failure's note.
+said() {
+  local line
+  line=$(grep -v '^[[:space:]]*$' "$raw/$1.log" 2>/dev/null | grep -v '^\$ ' | tail -n 1 | cut -c1-240)
+  printf '%s' "${line:-nothing}"
 }
 
 # ---- Preflight ----
@@ -277,9 +295,13 @@ p = torch.cuda.get_device_properties(0)
 print(f"gpu={p.name}, {p.total_memory >> 20} MiB, {p.multi_processor_count} SMs, "
       f"capability {p.major}.{p.minor}")
 PY
+  if [ "$rc" = 3 ] && [ "$rehearse" = 1 ]; then
+    echo "rehearsal=no GPU: torch.cuda.is_available() is False in $python; configure and build, then each run as far as it goes without a GPU" >> "$raw/context.txt"
+    rc=0
+  fi
   [ "$rc" = 0 ] || rm -rf "$raw"
   if [ "$rc" = 3 ]; then
-    echo "gpu_check.sh: no usable CUDA device ($python: torch.cuda.is_available() is False); --dry-run shows the plan" >&2
+    echo "gpu_check.sh: no usable CUDA device ($python: torch.cuda.is_available() is False); --dry-run shows the plan, --rehearse goes as far as a machine without a GPU can" >&2
     exit 2
   elif [ "$rc" != 0 ]; then
     echo "gpu_check.sh: $python cannot report its torch (exit $rc; is torch installed there? --python PY)" >&2
@@ -351,7 +373,7 @@ cpp_command() {  # NAME PRECISION MODEL/MODE...: sets cmd
 py_command() {  # NAME MODEL...: sets cmd
   local name=$1
   shift
-  cmd=(env PYTHONUNBUFFERED=1 "$python" "$root/tools/versus_python.py" eager --device cuda
+  cmd=("${run_env[@]}" PYTHONUNBUFFERED=1 "$python" "$root/tools/versus_python.py" eager --device cuda
        "--precision=$name" --models "$@" --warmup 3 --steps "$repetitions" --kernels
        --binary "$tb" --json "$raw/py_$name.json")
   if [ "$dry" = 1 ] || [ -s "$raw/cpp_$name.json" ]; then
@@ -483,10 +505,6 @@ for step in "${ORDER[@]}"; do
     t0=$SECONDS rc=0
     run_step "compile_$compiled_name" $((compiled_cap - COMPILED_RUN_SHARE)) \
       $((SUMMARY_RESERVE + COMPILED_RUN_SHARE)) -- "${cmd[@]}" || rc=$?
-    case $rc in
-      0|124|125) ;;
-      *) note "compile_$compiled_name: $(tail -n 1 "$raw/compile_$compiled_name.log" | cut -c1-300)" ;;
-    esac
     if [ "$rc" = 125 ]; then
       failures=$((failures + 1))  # skipped for time: run_step said so
     elif [ "$dry" = 1 ] || compgen -G "$raw/$compiled_name/*/batch_size_*/aoti.pt2" > /dev/null; then
@@ -501,12 +519,12 @@ for step in "${ORDER[@]}"; do
   elif [ "$kind" = vs ]; then
     read -r name cap models <<< "$VERSUS_RUN"
     # shellcheck disable=SC2086  # models: one word each
-    cmd=(env PYTHONUNBUFFERED=1 "$python" "$root/tools/versus_python.py" $models --device cuda
+    cmd=("${run_env[@]}" PYTHONUNBUFFERED=1 "$python" "$root/tools/versus_python.py" $models --device cuda
          --batch-size default --rounds 2 --steps "$repetitions" --binary "$tb"
          -o "$raw/versus.json" --markdown "$raw/versus.md")
     [ "$dry" = 0 ] || echo "  $name: $models, C++ against Python in rounds (cap $cap s)"
     rc=0
-    run_step "$name" "$cap" "$SUMMARY_RESERVE" -- "${run_env[@]}" "${cmd[@]}" || rc=$?
+    run_step "$name" "$cap" "$SUMMARY_RESERVE" -- "${cmd[@]}" || rc=$?
     [ "$rc" = 0 ] || failures=$((failures + 1))
   else
     for entry in "${PY_RUNS[@]}"; do
@@ -539,4 +557,5 @@ if [ -s "$raw/versus.md" ]; then
 fi
 tar -czf "$out/raw.tar.gz" -C "$out" raw && rm -rf "$raw"
 log "wrote $out/summary.txt and $out/raw.tar.gz"
-[ "$failures" = 0 ]
+# A rehearsal's runs stop where a GPU is needed: built is what it can prove.
+[ "$rehearse" = 1 ] || [ "$failures" = 0 ]

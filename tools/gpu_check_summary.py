@@ -383,14 +383,20 @@ def compiled_steps(args):
     return steps
 
 
+# context.txt's lines for gpu_check.sh itself (where the build finds torch,
+# cmake and ninja), not about the run.
+PLUMBING = ("torch_cmake_prefix", "site_packages", "python_bin")
+
+
 def read_context(path, notes):
-    """[(key, value)] of context.txt's key=value lines."""
+    """[(key, value)] of context.txt's key=value lines, the script's
+    plumbing left out."""
     pairs = []
     try:
         with open(path) as f:
             for line in f:
                 key, _, value = line.rstrip("\n").partition("=")
-                if key:
+                if key and key not in PLUMBING:
                     pairs.append((key, value))
     except OSError as e:
         notes.append(f"context not read: {e}")

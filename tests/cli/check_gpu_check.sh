@@ -3,9 +3,10 @@
 # plans every instance (C++ and Python, and resnet50/Eval compiled by
 # AOTInductor for the GPU and run by the program, before the rounds), builds
 # only the program, prints the summary's columns, creates nothing and exits 0;
-# a bad argument is one line and exit 2.
+# a bad argument is one line and exit 2; without a GPU and without
+# --rehearse, one line naming --rehearse and exit 2, nothing built.
 #
-#   check_gpu_check.sh <source-dir>
+#   check_gpu_check.sh <source-dir> [python-with-torch]
 set -uo pipefail
 root=$1
 script="$root/tools/gpu_check.sh"
@@ -45,11 +46,26 @@ order=$(printf '%s\n' "$out" | sed -n 's/^  \([a-z0-9_]*\): .*(cap [0-9]* s.*/\1
   fail "--dry-run runs in the order '$order'"
 if [ -e "$work/out" ] || [ -e "$work/build" ]; then fail "--dry-run created files"; fi
 
-for args in "--repetitions=abc" "--bogus" "--out" "--prepare --dry-run"; do
+for args in "--repetitions=abc" "--bogus" "--out" "--prepare --dry-run" "--rehearse --dry-run" \
+            "--prepare --rehearse" "--rehearse=yes"; do
   # shellcheck disable=SC2086  # the arguments, word by word
   said=$("$script" $args 2>&1)
   rc=$?
   [ "$rc" -eq 2 ] || fail "'$args' exited $rc, not 2: $said"
   [ "$(printf '%s\n' "$said" | wc -l)" -eq 1 ] || fail "'$args' printed more than one line: $said"
 done
+# Without a GPU and without --rehearse: one line naming both ways on, exit 2,
+# nothing built (the python that reads torch is the test's own).
+python=${2:-python3}
+said=$("$script" --python "$python" --out "$work/out" --build-dir "$work/build" \
+       --deps "$work/no-deps" 2>&1)
+rc=$?
+if "$python" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  echo "a GPU is here: the no-GPU refusal is not checked"
+else
+  [ "$rc" -eq 2 ] || fail "no GPU: exited $rc, not 2: $said"
+  [ "$(printf '%s\n' "$said" | wc -l)" -eq 1 ] || fail "no GPU: more than one line: $said"
+  printf '%s\n' "$said" | grep -q -- '--rehearse' || fail "no GPU: the line does not name --rehearse: $said"
+  [ ! -e "$work/build" ] || fail "no GPU: it built"
+fi
 echo "gpu_check.sh: dry run and bad arguments as expected"
