@@ -173,17 +173,21 @@ void Backward(const torch::Tensor& loss, bool retain_graph) {
     ++step->backward_calls_;
     if (step->scaler_ != nullptr) scaled = step->scaler_->Scale(loss);
   }
-  if (step != nullptr && step->autocast_) {
-    // Gradients flow outside autocast, as torch.autocast's docs recommend;
-    // the recorded graph already holds the dtypes autocast chose.
-    AutocastScope off(
-        step->config_.device.type(), /*enabled=*/false,
-        at::autocast::get_autocast_dtype(step->config_.device.type()));
-    scaled.backward({}, retain_graph);
-    return;
-  }
+  // Gradients flow outside autocast, as torch.autocast's docs recommend;
+  // the recorded graph already holds the dtypes autocast chose.
+  OutsideAutocast outside;
   scaled.backward({}, retain_graph);
 }
+
+OutsideAutocast::OutsideAutocast() {
+  const StepPrecision* step = active_step;
+  if (step == nullptr || !step->autocast_) return;
+  const c10::DeviceType type = step->config_.device.type();
+  off_ = std::make_unique<AutocastScope>(
+      type, /*enabled=*/false, at::autocast::get_autocast_dtype(type));
+}
+
+OutsideAutocast::~OutsideAutocast() = default;
 
 GradScaler* ActiveGradScaler() {
   return active_step != nullptr ? active_step->scaler_ : nullptr;

@@ -55,6 +55,7 @@ class StepPrecision {
   StepPrecision* previous_ = nullptr;
   int backward_calls_ = 0;
   bool backward_waived_ = false;
+  friend class OutsideAutocast;
   friend void Backward(const torch::Tensor&, bool);
   friend void StepHasNoBackward();
   friend GradScaler* ActiveGradScaler();

@@ -122,9 +122,13 @@ class TorchVisionClassifier final : public Model, public FidelityCheck {
     if (mode_ == Mode::kEval) return net_->forward(in_.example_input);
     optimizer_->ZeroGrad();
     torch::Tensor pred = net_->forward(in_.real_input);
-    // Class-probability targets of pred's shape (not class indices).
-    torch::Tensor loss =
-        torch::nn::functional::cross_entropy(pred, in_.real_target);
+    torch::Tensor loss;
+    {
+      // train() computes the loss after its amp block, on pred as it is.
+      OutsideAutocast outside;
+      // Class-probability targets of pred's shape (not class indices).
+      loss = torch::nn::functional::cross_entropy(pred, in_.real_target);
+    }
     Backward(loss);
     optimizer_->Step();
     return loss.detach();
@@ -217,7 +221,12 @@ class TimmClassifier final : public Model, public FidelityCheck {
             {output.size(0)},
             torch::TensorOptions().device(output.device()).dtype(torch::kLong))
             .random_(num_classes_);
-    torch::Tensor loss = torch::nn::functional::cross_entropy(output, target);
+    torch::Tensor loss;
+    {
+      // _step_train computes the loss after its amp block, on output as is.
+      OutsideAutocast outside;
+      loss = torch::nn::functional::cross_entropy(output, target);
+    }
     Backward(loss);
     optimizer_->Step();
     return loss.detach();

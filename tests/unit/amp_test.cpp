@@ -156,6 +156,35 @@ TEST(StepPrecisionTest, Bf16AmpNeedsNoScalerAndBackwardRunsOutsideAutocast) {
   step.Finish();
 }
 
+// What a reference computes after its autocast block runs in the input's
+// own dtype; autocast is back on after the scope, and outside a step the
+// scope does nothing.
+TEST(StepPrecisionTest, OutsideAutocastTurnsItOffForItsScopeOnly) {
+  const ModelConfig config = AmpTrain(Precision::kAmpBf16);
+  GradScaler scaler;
+  torch::Tensor w = torch::randn({4, 4}).requires_grad_();
+  {
+    OutsideAutocast before_any_step;
+    EXPECT_EQ(torch::mm(w, w).scalar_type(), torch::kFloat);
+  }
+  StepPrecision step(config, &scaler);
+  torch::Tensor y = torch::mm(w, w);
+  EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+  {
+    OutsideAutocast outside;
+    EXPECT_FALSE(at::autocast::is_autocast_enabled(c10::DeviceType::CPU));
+    EXPECT_EQ(torch::mm(w, w).scalar_type(), torch::kFloat);
+    // cross_entropy on the bf16 output stays bf16, as after the block.
+    torch::Tensor loss = torch::nn::functional::cross_entropy(
+        y, torch::zeros({4}, torch::kLong));
+    EXPECT_EQ(loss.scalar_type(), torch::kBFloat16);
+    Backward(loss.to(torch::kFloat));
+  }
+  EXPECT_TRUE(at::autocast::is_autocast_enabled(c10::DeviceType::CPU));
+  EXPECT_EQ(torch::mm(w, w).scalar_type(), torch::kBFloat16);
+  step.Finish();
+}
+
 TEST(StepPrecisionTest, AmpTrainWithoutBackwardIsAnError) {
   const ModelConfig config = AmpTrain(Precision::kAmpBf16);
   GradScaler scaler;

@@ -12,7 +12,9 @@
 // The harness runs each amp step inside its precision scope: the whole
 // step is under autocast (TorchBench wraps eval and the forward stage of
 // train this way; the optimizer's ops are on no autocast list), backward
-// runs outside it as PyTorch's AMP recipe says. TorchBench's amp Train has no
+// runs outside it as PyTorch's AMP recipe says, and so does what a model
+// puts in an OutsideAutocast scope (a loss its reference computes after the
+// autocast block). TorchBench's amp Train has no
 // GradScaler unless the model's own enable_amp() adds one, so only those
 // models (ModelSpec::amp_grad_scaler) scale the loss under amp_fp16 Train:
 // their optimizers unscale (GradScaler.unscale_) and skip on Inf/NaN, and
@@ -25,6 +27,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -93,6 +96,32 @@ class GradScaler {
   std::unordered_map<const c10::TensorImpl*, size_t> unscaled_;
   bool scaled_since_update_ = false;
   bool last_step_skipped_ = false;
+};
+
+class AutocastScope;  // The harness's (amp_internal.h).
+
+// Within a harness amp step, autocast off on the step's device until the
+// scope ends: for what a reference computes after its autocast block.
+// TorchBench's TorchVisionModel and TimmModel train() run only the forward
+// under autocast and the loss after it, on the half-precision output:
+//
+//   torch::Tensor pred = net->forward(x);  // under autocast
+//   torch::Tensor loss;
+//   {
+//     torchbench::OutsideAutocast outside;
+//     loss = F::cross_entropy(pred, y);    // as the reference: not autocast
+//   }
+//
+// Outside an amp step it does nothing.
+class OutsideAutocast {
+ public:
+  OutsideAutocast();
+  ~OutsideAutocast();
+  OutsideAutocast(const OutsideAutocast&) = delete;
+  OutsideAutocast& operator=(const OutsideAutocast&) = delete;
+
+ private:
+  std::unique_ptr<AutocastScope> off_;
 };
 
 // loss.backward() as models must call it: scaled by the active GradScaler
