@@ -179,12 +179,17 @@ void Backward(const torch::Tensor& loss, bool retain_graph) {
   scaled.backward({}, retain_graph);
 }
 
+struct OutsideAutocast::Off {
+  explicit Off(c10::DeviceType type)
+      : scope(type, /*enabled=*/false, at::autocast::get_autocast_dtype(type)) {
+  }
+  AutocastScope scope;
+};
+
 OutsideAutocast::OutsideAutocast() {
   const StepPrecision* step = active_step;
   if (step == nullptr || !step->autocast_) return;
-  const c10::DeviceType type = step->config_.device.type();
-  off_ = std::make_unique<AutocastScope>(
-      type, /*enabled=*/false, at::autocast::get_autocast_dtype(type));
+  off_ = std::make_unique<Off>(step->config_.device.type());
 }
 
 OutsideAutocast::~OutsideAutocast() = default;

@@ -98,8 +98,6 @@ class GradScaler {
   bool last_step_skipped_ = false;
 };
 
-class AutocastScope;  // The harness's (amp_internal.h).
-
 // Within a harness amp step, autocast off on the step's device until the
 // scope ends: for what a reference computes after its autocast block.
 // TorchBench's TorchVisionModel and TimmModel train() run only the forward
@@ -121,7 +119,8 @@ class OutsideAutocast {
   OutsideAutocast& operator=(const OutsideAutocast&) = delete;
 
  private:
-  std::unique_ptr<AutocastScope> off_;
+  struct Off;  // Autocast off; restored when it is destroyed.
+  std::unique_ptr<Off> off_;
 };
 
 // loss.backward() as models must call it: scaled by the active GradScaler
