@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/dp_cifar10.h"
@@ -127,14 +128,19 @@ std::vector<PrecisionLimit> TrainLimits() {
   // native_group_norm's double backward misplaces the batch dimension
   // (models/libtorch_releases.md). Skipped with that reason, not run to an
   // error; Python's torch.func on the same wheels computes it.
+  const std::string reason =
+      "LibTorch " TORCH_VERSION
+      "'s functorch cannot batch native_group_norm's double backward under "
+      "vmap(grad) (fixed in 2.13)";
   for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kFp16,
                       Precision::kBf16, Precision::kAmpBf16}) {
-    limits.push_back(
-        {.precision = p,
-         .reason = "LibTorch " TORCH_VERSION
-                   "'s functorch cannot batch native_group_norm's double "
-                   "backward under vmap(grad) (fixed in 2.13)",
-         .mode = Mode::kTrain});
+    // Member by member, from a std::string: GCC 12 misreads a literal's
+    // conversion here (-Wstringop-overread), as families.h says.
+    PrecisionLimit limit;
+    limit.precision = p;
+    limit.reason = reason;
+    limit.mode = Mode::kTrain;
+    limits.push_back(std::move(limit));
   }
 #endif
   return limits;
