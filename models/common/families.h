@@ -21,6 +21,7 @@
 #define TORCHBENCH_MODELS_COMMON_FAMILIES_H_
 
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -102,10 +103,12 @@ inline ModelSpec Detectron2Spec(ModelSpec spec) {
   return spec;
 }
 
-// Adds one PrecisionLimit per precision with the same reason.
+// Adds one PrecisionLimit per precision with the same reason (in `mode`
+// only, when set).
 inline ModelSpec WithUnsupportedPrecisions(
     ModelSpec spec, std::initializer_list<Precision> precisions,
-    const std::string& reason, bool cpu_only = false) {
+    const std::string& reason, bool cpu_only = false,
+    std::optional<Mode> mode = std::nullopt) {
   for (Precision p : precisions) {
     // Member by member: GCC 12 misreads the aggregate initialiser's string
     // conversion as an out-of-bounds copy (-Warray-bounds).
@@ -113,6 +116,7 @@ inline ModelSpec WithUnsupportedPrecisions(
     limit.precision = p;
     limit.reason = reason;
     limit.cpu_only = cpu_only;
+    limit.mode = mode;
     spec.unsupported_precisions.push_back(std::move(limit));
   }
   return spec;

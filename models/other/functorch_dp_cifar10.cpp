@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "common/dp_cifar10.h"
+#include "common/families.h"
 #include "common/group_norm_resnet18.h"
 #include "common/per_sample_gradients.h"
 #include "torchbench/amp.h"
@@ -116,34 +117,22 @@ class FunctorchDpCifar10 final : public common::DpCifar10Model {
   common::GroupNormResNet18 net_;
 };
 
-std::vector<PrecisionLimit> TrainLimits() {
-  std::vector<PrecisionLimit> limits = {
-      {.precision = Precision::kAmpFp16,
-       .reason = "train() has no loss.backward(): the gradients come from the "
-                 "grad transform, so there is no loss for a GradScaler to "
-                 "scale",
-       .mode = Mode::kTrain}};
+// LibTorch 2.11 and 2.12 throw inside functorch here: the batching rule of
+// native_group_norm's double backward misplaces the batch dimension
+// (models/libtorch_releases.md). Train is skipped there with that reason,
+// not run to an error; Python's torch.func on the same wheels computes it.
+ModelSpec WithoutTrainBeforeLibTorch213(ModelSpec spec) {
 #if TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR < 13
-  // LibTorch 2.11 and 2.12 throw inside functorch here: the batching rule of
-  // native_group_norm's double backward misplaces the batch dimension
-  // (models/libtorch_releases.md). Skipped with that reason, not run to an
-  // error; Python's torch.func on the same wheels computes it.
-  const std::string reason =
+  spec = WithUnsupportedPrecisions(
+      std::move(spec),
+      {Precision::kFp32, Precision::kTf32, Precision::kFp16, Precision::kBf16,
+       Precision::kAmpBf16},
       "LibTorch " TORCH_VERSION
       "'s functorch cannot batch native_group_norm's double backward under "
-      "vmap(grad) (fixed in 2.13)";
-  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kFp16,
-                      Precision::kBf16, Precision::kAmpBf16}) {
-    // Member by member, from a std::string: GCC 12 misreads a literal's
-    // conversion here (-Wstringop-overread), as families.h says.
-    PrecisionLimit limit;
-    limit.precision = p;
-    limit.reason = reason;
-    limit.mode = Mode::kTrain;
-    limits.push_back(std::move(limit));
-  }
+      "vmap(grad) (fixed in 2.13)",
+      /*cpu_only=*/false, Mode::kTrain);
 #endif
-  return limits;
+  return spec;
 }
 
 }  // namespace
@@ -152,7 +141,7 @@ std::vector<PrecisionLimit> TrainLimits() {
 // (pinned torch, pinned torchvision): resnet18 with 1000 classes; GroupNorm
 // has no buffers.
 TORCHBENCH_REGISTER_MODEL(
-    ModelSpec(
+    WithoutTrainBeforeLibTorch213(ModelSpec(
         {.name = "functorch_dp_cifar10",
          .domain = "other",
          .task = "differentially private training (per-sample gradients)",
@@ -162,8 +151,13 @@ TORCHBENCH_REGISTER_MODEL(
          .eval_batch_size = 64,   // DEFAULT_EVAL_BSIZE
          .reference_parameters = 11689512,
          .reference_buffers = 0,
-         .unsupported_precisions = TrainLimits(),
-         .checks = {.golden_file = "functorch_dp_cifar10.golden"}}),
+         .unsupported_precisions =
+             {{.precision = Precision::kAmpFp16,
+               .reason = "train() has no loss.backward(): the gradients come "
+                         "from the grad transform, so there is no loss for a "
+                         "GradScaler to scale",
+               .mode = Mode::kTrain}},
+         .checks = {.golden_file = "functorch_dp_cifar10.golden"}})),
     MakeModel<FunctorchDpCifar10>());
 
 }  // namespace functorch_dp_cifar10_model
