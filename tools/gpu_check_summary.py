@@ -85,10 +85,9 @@ COMPILED_COLUMNS = [
     ("compile s", "export + AOTInductor compile seconds of tools/compile_models.py"),
 ]
 NAME = re.compile(r"([^/]+)/(Train|Eval)/batch_size:(\d+)")
-# The flags both sides read back after setting them, as the program's
-# label spells them; the Python record's key of each (before python_flags).
-FLAGS = (("tf32_matmul", "matmul_allow_tf32"), ("tf32_cudnn", "cudnn_allow_tf32"),
-         ("cudnn_benchmark", "cudnn_benchmark"), ("cudnn_deterministic", "cudnn_deterministic"))
+# The flags both sides read back after setting them (the Python record's
+# key of each is for records older than python_flags).
+FLAGS = results.CUDA_FLAGS
 FLAG_TEXT = re.compile(
     r"\b(tf32_matmul|tf32_cudnn|cudnn_benchmark|cudnn_deterministic):(true|false)\b")
 FIRST_LINE = 200  # characters of a failure's first line

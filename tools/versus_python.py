@@ -1000,13 +1000,6 @@ def python_step_times(name, mode, batch_size, warmup, steps, seed):
     return times
 
 
-# The flags as the program's label spells them (`name:true|false`), and the
-# record's key of each.
-FLAG_NAMES = (("tf32_matmul", "matmul_allow_tf32"), ("tf32_cudnn", "cudnn_allow_tf32"),
-              ("cudnn_benchmark", "cudnn_benchmark"),
-              ("cudnn_deterministic", "cudnn_deterministic"))
-
-
 class CudaFlags:
     """torch.backends' CUDA math flags, as this process started (PyTorch's
     defaults), put back before each instance."""
@@ -1039,7 +1032,7 @@ class CudaFlags:
                 "cudnn_benchmark": torch.backends.cudnn.benchmark,
                 "cudnn_deterministic": torch.backends.cudnn.deterministic}
         read["python_flags"] = " ".join(f"{label}:{str(bool(read[key])).lower()}"
-                                        for label, key in FLAG_NAMES)
+                                        for label, key in results.CUDA_FLAGS)
         return read
 
 

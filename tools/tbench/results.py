@@ -9,6 +9,13 @@ import re
 TIME_UNIT_EXPONENTS = {"ns": -9, "us": -6, "ms": -3, "s": 0}
 _TARGET = {"s": 0, "ms": -3}
 
+# The TF32 and cuDNN flags a CUDA result ran under, as the program's label
+# spells them (`name:true|false`, read back from PyTorch), each with the key
+# tools/versus_python.py eager records it under.
+CUDA_FLAGS = (("tf32_matmul", "matmul_allow_tf32"), ("tf32_cudnn", "cudnn_allow_tf32"),
+              ("cudnn_benchmark", "cudnn_benchmark"),
+              ("cudnn_deterministic", "cudnn_deterministic"))
+
 
 def scale(unit, to="ms"):
     """The factor from Google Benchmark's `unit` to seconds or milliseconds;
